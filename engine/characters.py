@@ -1,0 +1,76 @@
+"""Making player characters: the 5e classes with their hit dice, armour, ability priorities and kit."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pydantic import ValidationError
+
+from .errors import BadInput
+from .state import ABILITIES, Abilities, Character, Currency, Item, modifier
+
+STANDARD_ARRAY = (15, 14, 13, 12, 10, 8)
+
+
+@dataclass(frozen=True)
+class CharacterClass:
+    name: str
+    hit_die: int
+    priorities: tuple[str, ...]  # abilities from highest to lowest score
+    armor: int  # base AC before the dexterity modifier
+    max_dex: int | None  # cap on the dexterity bonus to AC (None: no cap)
+    kit: tuple[str, ...]
+    gold: int
+
+
+def _c(name, hit_die, priorities, armor, max_dex, kit, gold=10):
+    return CharacterClass(name, hit_die, tuple(priorities.split()), armor, max_dex, tuple(kit.split(", ")), gold)
+
+
+CLASSES: dict[str, CharacterClass] = {c.name: c for c in (
+    _c("barbarian", 12, "strength constitution dexterity wisdom charisma intelligence", 10, None, "greataxe, handaxe, explorer's pack"),
+    _c("bard", 8, "charisma dexterity constitution wisdom intelligence strength", 11, None, "rapier, lute, leather armor"),
+    _c("cleric", 8, "wisdom constitution strength charisma dexterity intelligence", 16, 0, "mace, shield, chain mail, holy symbol"),
+    _c("druid", 8, "wisdom constitution dexterity intelligence charisma strength", 11, None, "quarterstaff, herbalism kit, leather armor"),
+    _c("fighter", 10, "strength constitution dexterity wisdom charisma intelligence", 16, 0, "longsword, shield, chain mail"),
+    _c("monk", 8, "dexterity wisdom constitution strength intelligence charisma", 10, None, "shortsword, darts"),
+    _c("paladin", 10, "strength charisma constitution wisdom dexterity intelligence", 16, 0, "longsword, shield, chain mail, holy symbol"),
+    _c("ranger", 10, "dexterity wisdom constitution strength intelligence charisma", 11, None, "longbow, shortsword, leather armor"),
+    _c("rogue", 8, "dexterity intelligence constitution charisma wisdom strength", 11, None, "rapier, shortbow, thieves' tools, leather armor"),
+    _c("sorcerer", 6, "charisma constitution dexterity wisdom intelligence strength", 10, None, "quarterstaff, arcane focus"),
+    _c("warlock", 8, "charisma constitution dexterity wisdom intelligence strength", 11, None, "light crossbow, arcane focus, leather armor"),
+    _c("wizard", 6, "intelligence constitution dexterity wisdom charisma strength", 10, None, "quarterstaff, spellbook, arcane focus"),
+)}
+
+
+def make_character(owner_id: str, name: str, class_name: str, level: int = 1) -> Character:
+    """A ready-to-play character: standard array by class, average hit points per level, class kit."""
+    name = " ".join(name.split())
+    cls = CLASSES.get(class_name.strip().lower())
+    if cls is None:
+        raise BadInput(f"'{class_name}' is not a class I know. Choose one of: {', '.join(CLASSES)}.")
+    if not 1 <= level <= 20:
+        raise BadInput("Level must be between 1 and 20.")
+    if not name or len(name) > 40:
+        raise BadInput("A character's name must be 1 to 40 characters long.")
+    if any(ch in name for ch in "<>@`*_~|#"):
+        raise BadInput("A character's name may not contain < > @ ` * _ ~ | or #.")
+    scores = dict(zip(cls.priorities, STANDARD_ARRAY))
+    abilities = Abilities(**{a: scores[a] for a in ABILITIES})
+    con = modifier(abilities.constitution)
+    dex = modifier(abilities.dexterity)
+    max_hp = max(1, cls.hit_die + con + (level - 1) * max(1, cls.hit_die // 2 + 1 + con))
+    ac = cls.armor + (dex if cls.max_dex is None else min(dex, cls.max_dex))
+    if cls.name == "monk":
+        ac += modifier(abilities.wisdom)
+    if cls.name == "barbarian":
+        ac += con
+    if "shield" in cls.kit:
+        ac += 2
+    kit = [Item(name=i) for i in cls.kit] + [Item(name="healing potion", quantity=1), Item(name="rations", quantity=5)]
+    try:
+        return Character(owner_id=owner_id, name=name, char_class=cls.name, level=level, hp=max_hp, max_hp=max_hp,
+                         ac=ac, abilities=abilities, hit_die=cls.hit_die, hit_dice=level, inventory=kit,
+                         currency=Currency(gp=cls.gold))
+    except ValidationError as exc:  # pragma: no cover - the checks above keep every class valid
+        raise BadInput(f"Cannot make that character: {exc.errors()[0]['msg']}") from exc

@@ -1,0 +1,69 @@
+"""The engine's config file: model, temperature and max_tokens per agent, and the turn's limits."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+from pydantic import Field, ValidationError
+
+from .content import describe_validation
+from .errors import ConfigError
+from .state import AgentType, Model
+
+DEFAULT_CONFIG = Path(__file__).with_name("lorekeeper.toml")
+
+
+class AgentSettings(Model):
+    provider: str = "auto"  # auto, anthropic, openai, local, or scripted
+    model: str = ""  # empty: the provider's default
+    temperature: float = Field(0.7, ge=0.0, le=2.0)
+    max_tokens: int = Field(1024, ge=16, le=32_000)
+
+
+class TurnSettings(Model):
+    tool_quota: int = Field(8, ge=1, le=50)
+    max_rounds: int = Field(10, ge=1, le=60)
+    history_messages: int = Field(30, ge=2, le=500)
+    summarize_after: int = Field(60, ge=10, le=5_000)
+    summary_keep: int = Field(20, ge=2, le=500)
+    max_action_chars: int = Field(2000, ge=50, le=20_000)
+
+
+class EngineConfig(Model):
+    turn: TurnSettings = Field(default_factory=TurnSettings)
+    agents: dict[AgentType, AgentSettings] = Field(default_factory=dict)
+
+    def agent(self, agent: AgentType) -> AgentSettings:
+        return self.agents.get(agent, AgentSettings())
+
+
+def _read(path: Path) -> dict:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"Cannot read config file {path}: {exc.strerror}.") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"Config file {path} is not valid TOML: {exc}.") from exc
+
+
+def _merge(base: dict, override: dict) -> dict:
+    out = dict(base)
+    for key, value in override.items():
+        out[key] = _merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
+
+
+def load_config(path: Path | None = None) -> EngineConfig:
+    """The packaged defaults, overridden key by key by the file at path when one is given."""
+    raw = _read(DEFAULT_CONFIG)
+    if path is not None:
+        raw = _merge(raw, _read(path))
+    unknown = set(raw.get("agents", {})) - {a.value for a in AgentType if a is not AgentType.PLAYER}
+    if unknown:
+        raise ConfigError(f"Config file {path}: unknown agent(s) {', '.join(sorted(unknown))}; "
+                          "use narrative, combat, npc, summarizer.")
+    try:
+        return EngineConfig.model_validate(raw)
+    except ValidationError as exc:
+        raise ConfigError(f"Config file {path or DEFAULT_CONFIG} is invalid:\n{describe_validation(exc)}") from exc

@@ -1,0 +1,122 @@
+"""Adventures: YAML files under corpus/adventures that seed a new game's state."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+from pydantic import Field, ValidationError
+
+from .errors import ConfigError
+from .state import NPC, Encounter, GameState, Location, Model, Party, Quest
+
+
+class Adventure(Model):
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
+    title: str
+    summary: str = ""
+    intro: str
+    start_location: str
+    locations: list[Location] = Field(min_length=1)
+    npcs: list[NPC] = Field(default_factory=list)
+    quests: list[Quest] = Field(default_factory=list)
+    encounters: list[Encounter] = Field(default_factory=list)
+
+    def check_references(self) -> list[str]:
+        """Every broken cross-reference, as a sentence naming both ends."""
+        problems: list[str] = []
+        for kind, items in (("location", self.locations), ("npc", self.npcs), ("quest", self.quests), ("encounter", self.encounters)):
+            seen: set[str] = set()
+            for item in items:
+                if item.id in seen:
+                    problems.append(f"{kind} id '{item.id}' is used twice")
+                seen.add(item.id)
+        locations = {loc.id: loc for loc in self.locations}
+        secrets = {s.id for loc in self.locations for s in loc.secrets}
+        if self.start_location not in locations:
+            problems.append(f"start_location '{self.start_location}' is not a location")
+        for loc in self.locations:
+            for exit_ in loc.exits:
+                if exit_.to not in locations:
+                    problems.append(f"location '{loc.id}' has an exit to unknown location '{exit_.to}'")
+                if exit_.requires and loc.secret(exit_.requires) is None and exit_.requires not in loc.flags:
+                    problems.append(f"exit '{loc.id}' -> '{exit_.to}' requires '{exit_.requires}', which is neither a secret nor a flag of '{loc.id}'")
+        npc_ids = {n.id for n in self.npcs}
+        for npc in self.npcs:
+            if npc.location is not None and npc.location not in locations:
+                problems.append(f"npc '{npc.id}' is at unknown location '{npc.location}'")
+            for sid in npc.knows_secrets:
+                if sid not in secrets:
+                    problems.append(f"npc '{npc.id}' knows unknown secret '{sid}'")
+        for quest in self.quests:
+            if quest.giver is not None and quest.giver not in npc_ids:
+                problems.append(f"quest '{quest.id}' is given by unknown npc '{quest.giver}'")
+        for enc in self.encounters:
+            if enc.location not in locations:
+                problems.append(f"encounter '{enc.id}' is at unknown location '{enc.location}'")
+        return problems
+
+    def new_game(self, seed: int) -> GameState:
+        return GameState(
+            adventure_id=self.id,
+            title=self.title,
+            seed=seed,
+            current_location=self.start_location,
+            party=Party(),
+            npcs={n.id: n.model_copy(deep=True) for n in self.npcs},
+            locations={loc.id: loc.model_copy(deep=True) for loc in self.locations},
+            quests={q.id: q.model_copy(deep=True) for q in self.quests},
+            encounters={e.id: e.model_copy(deep=True) for e in self.encounters},
+        )
+
+
+def load_adventure(path: Path) -> Adventure:
+    """Read and check one adventure file; every problem is reported with the file's name."""
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"Cannot read adventure file {path}: {exc.strerror}.") from exc
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"Adventure file {path} is not valid YAML: {exc}") from exc
+    if not isinstance(raw, dict):
+        raise ConfigError(f"Adventure file {path} must hold a mapping at the top level.")
+    try:
+        adventure = Adventure.model_validate(raw)
+    except ValidationError as exc:
+        raise ConfigError(f"Adventure file {path} is invalid:\n{describe_validation(exc)}") from exc
+    problems = adventure.check_references()
+    if problems:
+        raise ConfigError(f"Adventure file {path} has broken references:\n" + "\n".join(f"- {p}" for p in problems))
+    return adventure
+
+
+def describe_validation(exc: ValidationError) -> str:
+    """Pydantic's errors as short lines: where, then what."""
+    lines = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        lines.append(f"- {where}: {err['msg']}")
+    return "\n".join(lines)
+
+
+def list_adventures(corpus_dir: Path) -> dict[str, Path]:
+    """Adventure ids mapped to their files, found as corpus/adventures/<id>/adventure.yaml."""
+    root = corpus_dir / "adventures"
+    if not root.is_dir():
+        return {}
+    return {p.parent.name: p for p in sorted(root.glob("*/adventure.yaml"))}
+
+
+def find_adventure(corpus_dir: Path, adventure_id: str | None) -> Adventure:
+    found = list_adventures(corpus_dir)
+    if not found:
+        raise ConfigError(f"No adventures found under {corpus_dir / 'adventures'}.")
+    if adventure_id is None:
+        adventure_id = next(iter(found))
+    path = found.get(adventure_id)
+    if path is None:
+        raise ConfigError(f"No adventure called '{adventure_id}'. Available: {', '.join(found)}.")
+    adventure = load_adventure(path)
+    if adventure.id != adventure_id:
+        raise ConfigError(f"Adventure file {path} declares id '{adventure.id}' but lives in folder '{adventure_id}'.")
+    return adventure

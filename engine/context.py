@@ -1,0 +1,131 @@
+"""What each agent sees: the state as it may know it, and the history it witnessed."""
+
+from __future__ import annotations
+
+from .models import ChatMessage
+from .state import NPC, AgentType, GameState, Message
+from .tags import escape
+from .tools.character import character_sheet
+from .tools.combat import tracker
+from .tools.quests import quest_line
+from .tools.world import describe_location
+
+
+def visible_history(messages: list[Message], agent: AgentType, npc_id: str | None = None) -> list[Message]:
+    """Party-aware filtering: the GM agents see the table; an NPC sees its own talks and what it witnessed."""
+    if agent in (AgentType.NARRATIVE, AgentType.COMBAT):
+        # The narrator must know how fights went, so it reads combat messages too.
+        return [m for m in messages if m.agent in (AgentType.PLAYER, AgentType.NARRATIVE, AgentType.NPC, AgentType.COMBAT)]
+    if agent is AgentType.NPC:
+        seen = []
+        for m in messages:
+            own = m.npc_id == npc_id and m.agent in (AgentType.PLAYER, AgentType.NPC)
+            witnessed = npc_id in m.witnesses and m.agent is not AgentType.SUMMARIZER
+            if own or witnessed:
+                seen.append(m)
+        return seen
+    return list(messages)
+
+
+def history_messages(history: list[Message], agent: AgentType, npc_id: str | None, state: GameState) -> list[ChatMessage]:
+    """History as chat turns: the agent's own words as assistant, everyone else's labelled as user."""
+    out: list[ChatMessage] = []
+    for m in history:
+        mine = m.agent is agent and (agent is not AgentType.NPC or m.npc_id == npc_id)
+        if mine:
+            out.append(ChatMessage("assistant", escape(m.text)))
+        else:
+            out.append(ChatMessage("user", speaker_line(m, state)))
+    if out and out[0].role == "assistant":
+        out.insert(0, ChatMessage("user", "[The session begins.]"))  # providers want a user message first
+    return merge_roles(out)
+
+
+def speaker_line(m: Message, state: GameState) -> str:
+    if m.agent is AgentType.PLAYER:
+        ch = state.characters.get(m.author_id)
+        who = f"{ch.name} (player {m.author_name})" if ch else m.author_name
+        to = f" to {state.npcs[m.npc_id].name}" if m.npc_id in state.npcs else ""
+        return f"[{escape(who)}{to}]: {escape(m.text)}"
+    label = {AgentType.NARRATIVE: "Game Master", AgentType.COMBAT: "Game Master (combat)"}.get(m.agent, m.author_name)
+    return f"[{escape(label)}]: {escape(m.text)}"
+
+
+def merge_roles(messages: list[ChatMessage]) -> list[ChatMessage]:
+    """Join consecutive messages of one role, as some providers require alternating roles."""
+    merged: list[ChatMessage] = []
+    for m in messages:
+        if merged and merged[-1].role == m.role:
+            merged[-1] = ChatMessage(m.role, merged[-1].content + "\n\n" + m.content)
+        else:
+            merged.append(m)
+    return merged
+
+
+def game_context(state: GameState, agent: AgentType, actor_id: str | None, npc: NPC | None = None) -> str:
+    """The per-turn part of the system prompt."""
+    if agent is AgentType.NPC and npc is not None:
+        return _npc_context(state, npc, actor_id)
+    loc = state.location()
+    parts = [f"# The game now: {escape(state.title)}",
+             f"## Location: {escape(loc.name)} ({loc.id})\n{escape(describe_location(state, loc))}"]
+    parts.append("## The party\n" + _party(state))
+    quests = [quest_line(q) for q in state.quests.values() if q.status == "active"]
+    offered = [f"{q.title} (id {q.id}, from {state.npcs[q.giver].name if q.giver in state.npcs else 'anyone'})"
+               for q in state.quests.values() if q.status == "offered"]
+    if quests or offered:
+        text = "\n".join(f"- {escape(q)}" for q in quests) or "- none active"
+        if offered:
+            text += "\nOffered, not yet accepted: " + escape("; ".join(offered))
+        parts.append("## Quests\n" + text)
+    encounters = [f"{e.id}: {e.name} ({', '.join(f'{t.count}× {t.name}' for t in e.enemies)})"
+                  for e in state.encounters.values() if e.location == loc.id]
+    if encounters and not state.combat.active:
+        parts.append("## Encounters that can happen here (GM only)\n" + escape("\n".join(encounters)))
+    if state.combat.active:
+        enemies = [f"{p.name}: {p.attacks}" for p in state.combat.order if p.faction == "enemy" and p.attacks]
+        parts.append("## Combat\n" + escape(tracker(state)) + ("\nEnemy attacks: " + escape("; ".join(enemies)) if enemies else ""))
+    parts.extend(_shared_tail(state, actor_id, include_summary=True))
+    return "\n\n".join(parts)
+
+
+def _party(state: GameState) -> str:
+    lines = [f"- {character_sheet(state.characters[pid])}" for pid in state.party.player_ids if pid in state.characters]
+    for npc_id in state.party.npc_ids:
+        n = state.npcs[npc_id]
+        lines.append(f"- {n.name} ({n.id}), NPC companion: HP {n.hp}/{n.max_hp}, AC {n.ac}")
+    return escape("\n".join(lines)) or "- nobody yet"
+
+
+def _shared_tail(state: GameState, actor_id: str | None, include_summary: bool) -> list[str]:
+    parts = []
+    if state.knowledge:
+        parts.append("## Learned earlier (kept for the whole game)\n" + "\n".join(f"- {escape(v)}" for v in state.knowledge.values()))
+    if include_summary and state.summary:
+        parts.append("## The story so far\n" + escape(state.summary))
+    actor = state.characters.get(actor_id or "")
+    if actor is not None:
+        parts.append(f"## Acting now\n{escape(actor.name)} ({actor.char_class}) is the player character taking this turn.")
+    return parts
+
+
+def _npc_context(state: GameState, npc: NPC, actor_id: str | None) -> str:
+    loc = state.location()
+    here = [n.name for n in state.present_npcs() if n.id != npc.id]
+    party = [c.name for pid, c in state.characters.items() if pid in state.party.player_ids]
+    companions = [state.npcs[i].name for i in state.party.npc_ids if i != npc.id]
+    parts = [f"# Where you are: {escape(loc.name)}\n{escape(loc.description)}",
+             "## Who is here\nAdventurers: " + escape(", ".join(party) or "none")
+             + ("; their companions: " + escape(", ".join(companions)) if companions else "")
+             + ("\nOthers: " + escape(", ".join(here)) if here else ""),
+             f"## You\nAttitude toward the party: {npc.attitude}. HP {npc.hp}/{npc.max_hp}."
+             + (" You travel with the party." if npc.id in state.party.npc_ids else "")]
+    secrets = [s for lo in state.locations.values() for s in lo.secrets if s.id in npc.knows_secrets]
+    if secrets:
+        parts.append("## Secrets you know (reveal with discover_secret only if you choose to tell)\n"
+                     + "\n".join(f"- {s.id}: {escape(s.text)}" + (" (the party already knows)" if s.discovered else "") for s in secrets))
+    mine = [q for q in state.quests.values() if q.giver == npc.id]
+    if mine:
+        parts.append("## Your quests\n" + "\n".join(f"- {escape(quest_line(q))}" for q in mine))
+    parts.extend(_shared_tail(state, actor_id, include_summary=False))
+    return "\n\n".join(parts)

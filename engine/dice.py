@@ -1,0 +1,100 @@
+"""Dice rolls through the d20 library, drawn from an injected random.Random so turns can be replayed."""
+
+from __future__ import annotations
+
+import random
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Iterator
+
+import d20
+import d20.expression
+
+from .errors import BadInput
+
+MAX_EXPRESSION = 120
+MAX_DICE = 200
+
+
+@dataclass(frozen=True)
+class Roll:
+    expression: str
+    total: int
+    detail: str  # d20's rendering, e.g. "1d20 (14) + 3 = `17`"
+    natural: int | None  # the kept d20 of a single-d20 roll, for crits and fumbles
+
+    def describe(self) -> str:
+        text = f"{self.expression} → {self.total} ({self.detail})"
+        if self.natural == 20:
+            text += " — natural 20!"
+        elif self.natural == 1:
+            text += " — natural 1."
+        return text
+
+
+@contextmanager
+def _drawing_from(rng: random.Random) -> Iterator[None]:
+    # d20 draws from the random module; rolls are synchronous, so swapping it for the
+    # duration of one roll cannot interleave with another coroutine's roll.
+    saved = d20.expression.random
+    d20.expression.random = rng  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        d20.expression.random = saved
+
+
+def roll(expression: str, rng: random.Random) -> Roll:
+    """Roll a dice expression such as 1d20+3, 2d6, 4d6kh3 or 1d20+5 adv."""
+    text = " ".join(expression.split())
+    if not text:
+        raise BadInput("Give a dice expression, for example 1d20+3 or 2d6.")
+    if len(text) > MAX_EXPRESSION:
+        raise BadInput(f"That dice expression is too long (at most {MAX_EXPRESSION} characters).")
+    advantage = d20.AdvType.NONE
+    lowered = text.lower()
+    for suffix, adv in ((" adv", d20.AdvType.ADV), (" advantage", d20.AdvType.ADV), (" dis", d20.AdvType.DIS), (" disadvantage", d20.AdvType.DIS)):
+        if lowered.endswith(suffix):
+            text, advantage = text[: -len(suffix)].strip(), adv
+            break
+    try:
+        with _drawing_from(rng):
+            result = d20.roll(text, stringifier=d20.SimpleStringifier(), advantage=advantage)
+    except d20.TooManyRolls:
+        raise BadInput(f"That is too many dice to roll at once (at most {MAX_DICE}).") from None
+    except d20.RollSyntaxError:
+        raise BadInput(f"'{expression.strip()}' is not a dice expression I can roll. Try 1d20+3, 2d6 or 4d6kh3.") from None
+    except d20.RollValueError as exc:
+        raise BadInput(f"Cannot roll '{expression.strip()}': {exc}") from None
+    except d20.RollError as exc:
+        raise BadInput(f"Cannot roll '{expression.strip()}': {exc}") from None
+    if _dice_count(result.expr) > MAX_DICE:
+        raise BadInput(f"That is too many dice to roll at once (at most {MAX_DICE}).")
+    return Roll(expression=text + {d20.AdvType.ADV: " adv", d20.AdvType.DIS: " dis"}.get(advantage, ""),
+                total=result.total, detail=str(result), natural=_natural_d20(result))
+
+
+def _dice_count(node: d20.Expression) -> int:
+    count = 0
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, d20.Dice):
+            count += len(n.values)
+        stack.extend(getattr(n, "children", []))
+    return count
+
+
+def _natural_d20(result: d20.RollResult) -> int | None:
+    dice = []
+    stack = [result.expr]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, d20.Dice):
+            dice.append(n)
+        stack.extend(getattr(n, "children", []))
+    if len(dice) != 1 or dice[0].size != 20:
+        return None
+    kept = [d for d in dice[0].keptset if isinstance(d, d20.Die)] if hasattr(dice[0], "keptset") else []
+    values = [d.values[-1].number for d in kept if d.values]
+    return values[0] if len(values) == 1 else None

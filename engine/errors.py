@@ -1,0 +1,55 @@
+"""Errors whose message is a sentence a player or server admin can read."""
+
+from __future__ import annotations
+
+
+class GameError(Exception):
+    """Root of every error meant to be shown to a user."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class NoGameRunning(GameError):
+    def __init__(self) -> None:
+        super().__init__("No game is running here. Start one with /game start.")
+
+
+class GameAlreadyRunning(GameError):
+    def __init__(self) -> None:
+        super().__init__("A game is already running here. End it with /game end first.")
+
+
+class NoCharacter(GameError):
+    def __init__(self) -> None:
+        super().__init__("You have no character in this game yet. Create one with /char create.")
+
+
+class BadInput(GameError):
+    """The user's own input (an action, a dice expression, a name) cannot be used."""
+
+
+class ConfigError(GameError):
+    """A configuration file, setting or content file is wrong; the message says where and how."""
+
+
+class TurnFailed(GameError):
+    """A turn could not be completed; nothing it did was applied and the player's message was kept."""
+
+    def __init__(self, message: str, *, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+class ToolError(Exception):
+    """A tool call that cannot be carried out; its message becomes the observation the agent reads."""
+
+
+class ModelError(Exception):
+    """A model provider failed; `retryable` says whether trying again may help."""
+
+    def __init__(self, message: str, *, retryable: bool = False, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retryable = retryable
+        self.retry_after = retry_after

@@ -1,0 +1,270 @@
+"""The game state of one channel's session, as pydantic models."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, PositiveInt
+
+ABILITIES = ("strength", "dexterity", "constitution", "intelligence", "wisdom", "charisma")
+COINS = ("cp", "sp", "gp", "pp")
+COIN_VALUE_CP = {"cp": 1, "sp": 10, "gp": 100, "pp": 1000}
+
+
+class AgentType(StrEnum):
+    PLAYER = "player"
+    NARRATIVE = "narrative"
+    COMBAT = "combat"
+    NPC = "npc"
+    SUMMARIZER = "summarizer"
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+def slug(text: str) -> str:
+    """An id made from a name: lowercase words joined by hyphens."""
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def modifier(score: int) -> int:
+    return (score - 10) // 2
+
+
+class Abilities(Model):
+    strength: int = Field(10, ge=1, le=30)
+    dexterity: int = Field(10, ge=1, le=30)
+    constitution: int = Field(10, ge=1, le=30)
+    intelligence: int = Field(10, ge=1, le=30)
+    wisdom: int = Field(10, ge=1, le=30)
+    charisma: int = Field(10, ge=1, le=30)
+
+    def mod(self, ability: str) -> int:
+        return modifier(getattr(self, ability))
+
+
+class Item(Model):
+    name: str = Field(min_length=1, max_length=80)
+    quantity: PositiveInt = 1
+
+
+class Currency(Model):
+    cp: NonNegativeInt = 0
+    sp: NonNegativeInt = 0
+    gp: NonNegativeInt = 0
+    pp: NonNegativeInt = 0
+
+    def describe(self) -> str:
+        parts = [f"{getattr(self, c)} {c}" for c in reversed(COINS) if getattr(self, c)]
+        return ", ".join(parts) or "no coin"
+
+
+class Character(Model):
+    owner_id: str
+    name: str = Field(min_length=1, max_length=40)
+    char_class: str
+    level: int = Field(1, ge=1, le=20)
+    hp: NonNegativeInt
+    max_hp: PositiveInt
+    ac: int = Field(ge=1, le=40)
+    abilities: Abilities = Field(default_factory=Abilities)
+    hit_die: Literal[6, 8, 10, 12] = 8
+    hit_dice: NonNegativeInt = 1
+    inventory: list[Item] = Field(default_factory=list)
+    currency: Currency = Field(default_factory=Currency)
+    conditions: list[str] = Field(default_factory=list)
+
+    def item(self, name: str) -> Item | None:
+        key = name.strip().lower()
+        return next((i for i in self.inventory if i.name.lower() == key), None)
+
+
+class Party(Model):
+    player_ids: list[str] = Field(default_factory=list)
+    npc_ids: list[str] = Field(default_factory=list)
+
+
+class NPC(Model):
+    id: str
+    name: str
+    persona: str
+    location: str | None = None
+    attitude: Literal["friendly", "neutral", "wary", "hostile"] = "neutral"
+    knows_secrets: list[str] = Field(default_factory=list)
+    avatar_url: str | None = None
+    hp: NonNegativeInt = 10
+    max_hp: PositiveInt = 10
+    ac: int = Field(10, ge=1, le=40)
+    conditions: list[str] = Field(default_factory=list)
+
+
+class Secret(Model):
+    id: str
+    text: str
+    discovered: bool = False
+
+
+class Exit(Model):
+    to: str
+    requires: str | None = None  # a flag or secret id of the location the exit leaves from
+
+
+class Location(Model):
+    id: str
+    name: str
+    description: str
+    flags: dict[str, bool | int | str] = Field(default_factory=dict)
+    secrets: list[Secret] = Field(default_factory=list)
+    exits: list[Exit] = Field(default_factory=list)
+
+    def secret(self, secret_id: str) -> Secret | None:
+        return next((s for s in self.secrets if s.id == secret_id), None)
+
+    def exit_open(self, exit_: Exit) -> bool:
+        if exit_.requires is None:
+            return True
+        secret = self.secret(exit_.requires)
+        if secret is not None:
+            return secret.discovered
+        return bool(self.flags.get(exit_.requires))
+
+
+class Objective(Model):
+    id: str
+    text: str
+    done: bool = False
+
+
+class Quest(Model):
+    id: str
+    title: str
+    giver: str | None = None
+    description: str = ""
+    objectives: list[Objective] = Field(default_factory=list)
+    status: Literal["offered", "active", "completed", "failed"] = "offered"
+    reward: str = ""
+
+
+class EnemyTemplate(Model):
+    name: str
+    hp: PositiveInt
+    ac: int = Field(ge=1, le=40)
+    initiative_bonus: int = 0
+    attacks: str = ""
+    count: PositiveInt = 1
+
+
+class Encounter(Model):
+    id: str
+    name: str
+    location: str
+    enemies: list[EnemyTemplate] = Field(min_length=1)
+
+
+class Participant(Model):
+    id: str
+    name: str
+    faction: Literal["player", "ally", "enemy"]
+    initiative: int
+    ac: int
+    # Enemies keep their own hit points; player characters and NPC allies use their sheet's.
+    hp: int | None = None
+    max_hp: int | None = None
+    attacks: str = ""
+    conditions: list[str] = Field(default_factory=list)
+
+
+class Combat(Model):
+    active: bool = False
+    round: NonNegativeInt = 0
+    order: list[Participant] = Field(default_factory=list)
+    turn_index: NonNegativeInt = 0
+    encounter_id: str | None = None
+
+    def current(self) -> Participant | None:
+        if not self.active or not self.order:
+            return None
+        return self.order[self.turn_index % len(self.order)]
+
+
+class GameState(Model):
+    adventure_id: str
+    title: str
+    seed: int
+    turn: NonNegativeInt = 0
+    current_location: str
+    characters: dict[str, Character] = Field(default_factory=dict)
+    party: Party = Field(default_factory=Party)
+    npcs: dict[str, NPC] = Field(default_factory=dict)
+    locations: dict[str, Location] = Field(default_factory=dict)
+    quests: dict[str, Quest] = Field(default_factory=dict)
+    encounters: dict[str, Encounter] = Field(default_factory=dict)
+    combat: Combat = Field(default_factory=Combat)
+    # Observations of permanent tools, keyed by tool and arguments; they stay in context for the game.
+    knowledge: dict[str, str] = Field(default_factory=dict)
+    summary: str = ""
+    summary_upto: int = 0  # id of the last message folded into the summary
+
+    def location(self) -> Location:
+        return self.locations[self.current_location]
+
+    def present_npcs(self) -> list[NPC]:
+        """NPCs at the party's location, and NPCs travelling with the party."""
+        return [n for n in self.npcs.values() if n.location == self.current_location or n.id in self.party.npc_ids]
+
+    def find_npc(self, ref: str) -> NPC | None:
+        """An NPC by id, full name or first name, ignoring case."""
+        key = ref.strip().lower()
+        if key in self.npcs:
+            return self.npcs[key]
+        for npc in self.npcs.values():
+            if npc.name.lower() == key or slug(npc.name) == slug(key):
+                return npc
+        matches = [n for n in self.npcs.values() if n.name.lower().split()[0] == key]
+        return matches[0] if len(matches) == 1 else None
+
+    def find_character(self, ref: str) -> Character | None:
+        """A player character by name or owner id, ignoring case."""
+        key = ref.strip().lower()
+        if ref in self.characters:
+            return self.characters[ref]
+        for ch in self.characters.values():
+            if ch.name.lower() == key or ch.name.lower().split()[0] == key:
+                return ch
+        return None
+
+    def find_location(self, ref: str) -> Location | None:
+        key = ref.strip().lower()
+        if key in self.locations:
+            return self.locations[key]
+        return next((loc for loc in self.locations.values() if loc.name.lower() == key or slug(loc.name) == slug(key)), None)
+
+    def find_quest(self, ref: str) -> Quest | None:
+        key = ref.strip().lower()
+        if key in self.quests:
+            return self.quests[key]
+        return next((q for q in self.quests.values() if q.title.lower() == key or slug(q.title) == slug(key)), None)
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class Message(Model):
+    """One entry of a session's message log."""
+
+    id: int = 0
+    channel_id: str
+    turn_id: int | None = None
+    author_id: str
+    author_name: str
+    agent: AgentType
+    npc_id: str | None = None  # the NPC who spoke, or whom the player addressed
+    text: str
+    status: Literal["ok", "failed"] = "ok"
+    witnesses: list[str] = Field(default_factory=list)  # NPC ids travelling with the party at the time
+    created_at: datetime = Field(default_factory=utcnow)

@@ -1,0 +1,287 @@
+"""Sessions, message logs and turn logs in one SQLite file (aiosqlite, WAL, numbered migrations)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, AsyncIterator, Callable
+
+import aiosqlite
+import structlog
+from pydantic import ValidationError
+
+from .errors import ConfigError, GameAlreadyRunning, GameError
+from .state import AgentType, GameState, Message, utcnow
+
+log = structlog.get_logger(__name__)
+
+
+async def _run_script(db: aiosqlite.Connection, script: str) -> None:
+    # Not executescript: it commits the open transaction first, and a migration must be all or nothing.
+    for statement in filter(str.strip, script.split(";")):
+        await db.execute(statement)
+
+
+async def _m1_initial(db: aiosqlite.Connection) -> None:
+    await _run_script(db, """
+        CREATE TABLE sessions (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            channel_id TEXT NOT NULL,
+            guild_id TEXT,
+            state TEXT NOT NULL,
+            active INTEGER NOT NULL DEFAULT 1,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        );
+        CREATE UNIQUE INDEX sessions_one_active ON sessions(channel_id) WHERE active = 1;
+        CREATE TABLE turns (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            session_id INTEGER NOT NULL REFERENCES sessions(id),
+            seq INTEGER NOT NULL,
+            agent TEXT NOT NULL,
+            npc_id TEXT,
+            status TEXT NOT NULL,
+            seed INTEGER NOT NULL,
+            error TEXT,
+            model_calls TEXT NOT NULL DEFAULT '[]',
+            started_at TEXT NOT NULL,
+            finished_at TEXT NOT NULL
+        );
+        CREATE TABLE messages (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            session_id INTEGER NOT NULL REFERENCES sessions(id),
+            channel_id TEXT NOT NULL,
+            turn_id INTEGER REFERENCES turns(id),
+            author_id TEXT NOT NULL,
+            author_name TEXT NOT NULL,
+            agent TEXT NOT NULL,
+            npc_id TEXT,
+            text TEXT NOT NULL,
+            status TEXT NOT NULL,
+            witnesses TEXT NOT NULL DEFAULT '[]',
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX messages_by_session ON messages(session_id, id);
+        CREATE TABLE tool_calls (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            turn_id INTEGER NOT NULL REFERENCES turns(id),
+            seq INTEGER NOT NULL,
+            name TEXT NOT NULL,
+            args TEXT NOT NULL,
+            ok INTEGER NOT NULL,
+            observation TEXT NOT NULL,
+            persistence TEXT NOT NULL
+        );
+        CREATE INDEX tool_calls_by_turn ON tool_calls(turn_id);
+    """)
+
+
+MIGRATIONS: list[tuple[int, str, Callable[[aiosqlite.Connection], Any]]] = [
+    (1, "initial", _m1_initial),
+]
+
+
+@dataclass
+class Session:
+    id: int
+    channel_id: str
+    state: GameState
+
+
+@dataclass
+class TurnRecord:
+    seq: int
+    agent: AgentType
+    npc_id: str | None
+    status: str
+    seed: int
+    started_at: datetime
+    error: str | None = None
+    model_calls: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class ToolCallRow:
+    name: str
+    args: dict[str, Any]
+    ok: bool
+    observation: str
+    persistence: str
+
+
+class Store:
+    """One concrete store over one SQLite file; write transactions are serialised by a lock."""
+
+    def __init__(self, db: aiosqlite.Connection, path: Path) -> None:
+        self.db = db
+        self.path = path
+        self._write = asyncio.Lock()
+
+    @classmethod
+    @asynccontextmanager
+    async def open(cls, path: Path | str) -> AsyncIterator["Store"]:
+        path = Path(path)
+        try:
+            if str(path) != ":memory:":
+                path.parent.mkdir(parents=True, exist_ok=True)
+            db = await aiosqlite.connect(path, isolation_level=None)
+        except (OSError, aiosqlite.Error) as exc:
+            raise ConfigError(f"Cannot open the database {path}: {exc}.") from exc
+        try:
+            db.row_factory = aiosqlite.Row
+            await db.execute("PRAGMA journal_mode=WAL")
+            await db.execute("PRAGMA synchronous=NORMAL")
+            await db.execute("PRAGMA foreign_keys=ON")
+            await db.execute("PRAGMA busy_timeout=5000")
+            store = cls(db, path)
+            await store.migrate()
+            yield store
+        except aiosqlite.DatabaseError as exc:
+            raise ConfigError(f"The database {path} cannot be used: {exc}.") from exc
+        finally:
+            await db.close()
+
+    async def migrate(self) -> list[int]:
+        await self.db.execute("CREATE TABLE IF NOT EXISTS migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)")
+        async with self.db.execute("SELECT version FROM migrations") as cur:
+            done = {row[0] async for row in cur}
+        newest = max((v for v, _, _ in MIGRATIONS), default=0)
+        if done and max(done) > newest:
+            raise ConfigError(f"The database {self.path} was written by a newer Lorekeeper (schema {max(done)}); upgrade to use it.")
+        applied = []
+        for version, name, migration in MIGRATIONS:
+            if version in done:
+                continue
+            async with self.transaction():
+                await migration(self.db)
+                await self.db.execute("INSERT INTO migrations VALUES (?, ?, ?)", (version, name, utcnow().isoformat()))
+            applied.append(version)
+            log.info("migration_applied", version=version, name=name)
+        return applied
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[aiosqlite.Connection]:
+        async with self._write:
+            await self.db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.db
+            except BaseException:
+                await self.db.rollback()
+                raise
+            else:
+                await self.db.commit()
+
+    async def load_session(self, channel_id: str) -> Session | None:
+        async with self.db.execute("SELECT id, state FROM sessions WHERE channel_id = ? AND active = 1", (channel_id,)) as cur:
+            row = await cur.fetchone()
+        if row is None:
+            return None
+        try:
+            state = GameState.model_validate_json(row["state"])
+        except ValidationError as exc:
+            log.error("session_unreadable", channel_id=channel_id, error=str(exc))
+            raise GameError("This channel's saved game cannot be read. A server admin can start over with /gm-admin reset.") from exc
+        return Session(row["id"], channel_id, state)
+
+    async def create_session(self, channel_id: str, guild_id: str | None, state: GameState) -> Session:
+        now = utcnow().isoformat()
+        async with self.transaction() as db:
+            async with db.execute("SELECT 1 FROM sessions WHERE channel_id = ? AND active = 1", (channel_id,)) as cur:
+                if await cur.fetchone():
+                    raise GameAlreadyRunning()
+            cur = await db.execute("INSERT INTO sessions (channel_id, guild_id, state, active, created_at, updated_at) VALUES (?, ?, ?, 1, ?, ?)",
+                                   (channel_id, guild_id, state.model_dump_json(), now, now))
+            return Session(cur.lastrowid or 0, channel_id, state)
+
+    async def end_session(self, session_id: int) -> None:
+        async with self.transaction() as db:
+            await db.execute("UPDATE sessions SET active = 0, updated_at = ? WHERE id = ?", (utcnow().isoformat(), session_id))
+
+    async def save_state(self, session_id: int, state: GameState, messages: list[Message] = ()) -> None:
+        """Store a state change made outside a model turn (a new character, a rest), with its log lines."""
+        async with self.transaction() as db:
+            await self._write_state(db, session_id, state)
+            for m in messages:
+                m.id = await self._insert_message(db, session_id, m)
+
+    async def commit_turn(self, session_id: int, state: GameState, messages: list[Message], turn: TurnRecord,
+                          calls: list[ToolCallRow]) -> int:
+        """The player's message, every state change, the tool-call log and the reply: all or nothing."""
+        async with self.transaction() as db:
+            turn_id = await self._insert_turn(db, session_id, turn)
+            await self._write_state(db, session_id, state)
+            for m in messages:
+                m.turn_id = turn_id
+                m.id = await self._insert_message(db, session_id, m)
+            await db.executemany(
+                "INSERT INTO tool_calls (turn_id, seq, name, args, ok, observation, persistence) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [(turn_id, i, c.name, json.dumps(c.args), int(c.ok), c.observation, c.persistence) for i, c in enumerate(calls)])
+            return turn_id
+
+    async def record_failed_turn(self, session_id: int, player_message: Message, turn: TurnRecord) -> int:
+        """Keep the player's words, marked failed, and why the turn failed; the state is not touched."""
+        async with self.transaction() as db:
+            turn_id = await self._insert_turn(db, session_id, turn)
+            player_message.turn_id, player_message.status = turn_id, "failed"
+            player_message.id = await self._insert_message(db, session_id, player_message)
+            return turn_id
+
+    async def _write_state(self, db: aiosqlite.Connection, session_id: int, state: GameState) -> None:
+        await db.execute("UPDATE sessions SET state = ?, updated_at = ? WHERE id = ?",
+                         (state.model_dump_json(), utcnow().isoformat(), session_id))
+
+    async def _insert_turn(self, db: aiosqlite.Connection, session_id: int, t: TurnRecord) -> int:
+        cur = await db.execute(
+            "INSERT INTO turns (session_id, seq, agent, npc_id, status, seed, error, model_calls, started_at, finished_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (session_id, t.seq, t.agent.value, t.npc_id, t.status, t.seed, t.error, json.dumps(t.model_calls),
+             t.started_at.isoformat(), utcnow().isoformat()))
+        return cur.lastrowid or 0
+
+    async def _insert_message(self, db: aiosqlite.Connection, session_id: int, m: Message) -> int:
+        cur = await db.execute(
+            "INSERT INTO messages (session_id, channel_id, turn_id, author_id, author_name, agent, npc_id, text, status, witnesses, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (session_id, m.channel_id, m.turn_id, m.author_id, m.author_name, m.agent.value, m.npc_id, m.text, m.status,
+             json.dumps(m.witnesses), m.created_at.isoformat()))
+        return cur.lastrowid or 0
+
+    async def messages(self, session_id: int, *, after_id: int = 0, limit: int = 50, include_failed: bool = False) -> list[Message]:
+        """The newest `limit` messages after after_id, oldest first."""
+        status = "" if include_failed else "AND status = 'ok'"
+        async with self.db.execute(
+                f"SELECT * FROM messages WHERE session_id = ? AND id > ? {status} ORDER BY id DESC LIMIT ?",
+                (session_id, after_id, limit)) as cur:
+            rows = await cur.fetchall()
+        return [_message(r) for r in reversed(rows)]
+
+    async def count_messages(self, session_id: int, after_id: int) -> int:
+        async with self.db.execute("SELECT COUNT(*) FROM messages WHERE session_id = ? AND id > ? AND status = 'ok'",
+                                   (session_id, after_id)) as cur:
+            row = await cur.fetchone()
+        return row[0] if row else 0
+
+    async def turns(self, session_id: int) -> list[dict[str, Any]]:
+        async with self.db.execute("SELECT * FROM turns WHERE session_id = ? ORDER BY id", (session_id,)) as cur:
+            rows = await cur.fetchall()
+        return [dict(r) | {"model_calls": json.loads(r["model_calls"])} for r in rows]
+
+    async def tool_calls(self, turn_id: int) -> list[ToolCallRow]:
+        async with self.db.execute("SELECT * FROM tool_calls WHERE turn_id = ? ORDER BY seq", (turn_id,)) as cur:
+            rows = await cur.fetchall()
+        return [ToolCallRow(r["name"], json.loads(r["args"]), bool(r["ok"]), r["observation"], r["persistence"]) for r in rows]
+
+
+def _message(r: aiosqlite.Row) -> Message:
+    return Message(id=r["id"], channel_id=r["channel_id"], turn_id=r["turn_id"], author_id=r["author_id"],
+                   author_name=r["author_name"], agent=AgentType(r["agent"]), npc_id=r["npc_id"], text=r["text"],
+                   status=r["status"], witnesses=json.loads(r["witnesses"]), created_at=datetime.fromisoformat(r["created_at"]))
+
+
+def call_rows(calls: list[Any]) -> list[ToolCallRow]:
+    return [ToolCallRow(c.name, c.args, c.ok, c.observation, c.persistence) for c in calls]
+

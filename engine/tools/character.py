@@ -1,0 +1,217 @@
+"""Tools on characters: dice, hit points, inventory and coin, rests, the character sheet."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from ..dice import roll as roll_dice
+from ..errors import BadInput, ToolError
+from ..state import NPC, Character, Item, Participant
+from .registry import COMBAT, EVERY_AGENT, NARRATIVE, NPC_AGENT, Args, ToolContext, tool
+
+
+class RollArgs(Args):
+    expression: str = Field(min_length=1, max_length=120)
+    reason: str | None = Field(None, max_length=120)
+
+
+@tool(example="<roll>1d20+3</roll>", agents=EVERY_AGENT, changes_state=False, body="expression")
+def roll(ctx: ToolContext, args: RollArgs) -> str:
+    """Roll dice (d20 notation: 1d20+3, 2d6, 4d6kh3, '1d20+2 adv'); use it for every check, attack and damage roll."""
+    try:
+        result = roll_dice(args.expression, ctx.rng)
+    except BadInput as exc:
+        raise ToolError(exc.message) from None
+    return (f"{args.reason}: " if args.reason else "") + result.describe()
+
+
+class CharacterRef(Args):
+    name: str | None = Field(None, max_length=60)
+
+
+@tool(example='<get_character name="Aria"/>', agents=EVERY_AGENT, changes_state=False, body="name")
+def get_character(ctx: ToolContext, args: CharacterRef) -> str:
+    """Read a player character's full sheet (the acting player's when no name is given)."""
+    return character_sheet(ctx.character(args.name))
+
+
+def character_sheet(ch: Character) -> str:
+    abilities = ", ".join(f"{a[:3].upper()} {getattr(ch.abilities, a)} ({ch.abilities.mod(a):+d})" for a in type(ch.abilities).model_fields)
+    items = ", ".join(f"{i.name} ×{i.quantity}" for i in ch.inventory) or "nothing"
+    return (f"{ch.name}, level {ch.level} {ch.char_class}: HP {ch.hp}/{ch.max_hp}, AC {ch.ac}, "
+            f"hit dice {ch.hit_dice}d{ch.hit_die} left. {abilities}. Conditions: {', '.join(ch.conditions) or 'none'}. "
+            f"Carrying: {items}. Coin: {ch.currency.describe()}.")
+
+
+class InventoryArgs(Args):
+    item: str | None = Field(None, min_length=1, max_length=80)
+    currency: Literal["cp", "sp", "gp", "pp"] | None = None
+    quantity: int = Field(1, ge=-100_000, le=100_000)
+    character: str | None = Field(None, max_length=60)
+
+    @model_validator(mode="after")
+    def _one_thing(self) -> "InventoryArgs":
+        if (self.item is None) == (self.currency is None):
+            raise ValueError("give exactly one of 'item' or 'currency'")
+        if self.quantity == 0:
+            raise ValueError("quantity must not be 0: positive gives, negative takes")
+        return self
+
+
+@tool(example='<modify_inventory item="healing potion" quantity="1"/> gives one; quantity="-1" takes one; '
+              '<modify_inventory currency="gp" quantity="-5"/> takes 5 gold',
+      agents={NARRATIVE, NPC_AGENT}, changes_state=True)
+def modify_inventory(ctx: ToolContext, args: InventoryArgs) -> str:
+    """Give (positive quantity) or take (negative) an item or coins; use it whenever anything changes hands."""
+    ch = ctx.character(args.character)
+    if args.currency is not None:
+        have = getattr(ch.currency, args.currency)
+        if have + args.quantity < 0:
+            raise ToolError(f"{ch.name} has only {have} {args.currency}, cannot take {-args.quantity}")
+        setattr(ch.currency, args.currency, have + args.quantity)
+        verb = "gains" if args.quantity > 0 else "loses"
+        return f"{ch.name} {verb} {abs(args.quantity)} {args.currency}; purse now {ch.currency.describe()}."
+    assert args.item is not None
+    held = ch.item(args.item)
+    if args.quantity < 0:
+        if held is None:
+            raise ToolError(f"{ch.name} has no '{args.item}' (carrying: {', '.join(i.name for i in ch.inventory) or 'nothing'})")
+        if held.quantity < -args.quantity:
+            raise ToolError(f"{ch.name} has only {held.quantity} × {held.name}, cannot take {-args.quantity}")
+        left = held.quantity + args.quantity
+        if left == 0:
+            ch.inventory.remove(held)
+        else:
+            held.quantity = left
+        return f"{ch.name} loses {-args.quantity} × {held.name} ({left} left)."
+    if held is None:
+        held = Item(name=args.item, quantity=args.quantity)
+        ch.inventory.append(held)
+    else:
+        held.quantity += args.quantity
+    return f"{ch.name} gains {args.quantity} × {held.name} (now {held.quantity})."
+
+
+class HpArgs(Args):
+    amount: int = Field(ge=1, le=10_000)
+    kind: Literal["damage", "healing"] = "damage"
+    target: str | None = Field(None, max_length=60)
+
+
+@tool(example='<update_hp target="Aria" amount="7" kind="damage"/> or <update_hp target="Goblin 1" amount="4" kind="healing"/>',
+      agents={NARRATIVE, COMBAT}, changes_state=True)
+def update_hp(ctx: ToolContext, args: HpArgs) -> str:
+    """Apply damage or healing to a character, NPC or combatant; hit points stay between 0 and their maximum."""
+    target = resolve_hp_target(ctx, args.target)
+    hp, max_hp = target.hp or 0, target.max_hp or 1
+    new = max(0, hp - args.amount) if args.kind == "damage" else min(max_hp, hp + args.amount)
+    target.hp = new
+    conditions = target.conditions
+    name = target.name
+    note = ""
+    if new == 0 and hp > 0:
+        if isinstance(target, Participant):
+            note = f" {name} is defeated."
+            if "defeated" not in conditions:
+                conditions.append("defeated")
+        else:
+            note = f" {name} falls unconscious."
+            if "unconscious" not in conditions:
+                conditions.append("unconscious")
+    elif new > 0 and hp == 0:
+        for c in ("unconscious", "defeated"):
+            if c in conditions:
+                conditions.remove(c)
+                note = f" {name} is no longer {c}."
+    if args.kind == "damage" and hp == 0:
+        note = f" {name} was already at 0 HP."
+    change = f"takes {hp - new} damage" if args.kind == "damage" else f"regains {new - hp} HP"
+    return f"{name} {change}: HP {new}/{max_hp}.{note}"
+
+
+def resolve_hp_target(ctx: ToolContext, ref: str | None) -> Character | NPC | Participant:
+    """A combatant by name first (enemies live only in combat), then a character, then an NPC."""
+    if ref is None:
+        return ctx.character(None)
+    key = ref.strip().lower()
+    for p in ctx.state.combat.order if ctx.state.combat.active else []:
+        if p.name.lower() == key or p.id == key:
+            if p.hp is not None:
+                return p
+            break  # a character or ally: their sheet holds the hit points
+    ch = ctx.state.find_character(ref)
+    if ch is not None:
+        return ch
+    npc = ctx.state.find_npc(ref)
+    if npc is not None:
+        return npc
+    names = [c.name for c in ctx.state.characters.values()] + [p.name for p in ctx.state.combat.order if p.hp is not None]
+    raise ToolError(f"no one called '{ref}' has hit points here (try: {', '.join(names) or 'nobody'})")
+
+
+class RestArgs(Args):
+    character: str | None = Field(None, max_length=60)
+
+
+class ShortRestArgs(RestArgs):
+    hit_dice: int | None = Field(None, ge=1, le=20)
+
+
+def _no_rest_in_combat(ctx: ToolContext) -> None:
+    if ctx.state.combat.active:
+        raise ToolError("no one can rest while combat is going on")
+
+
+@tool(example='<short_rest character="Aria" hit_dice="1"/>', agents={NARRATIVE}, changes_state=True)
+def short_rest(ctx: ToolContext, args: ShortRestArgs) -> str:
+    """Take a short rest: spend hit dice (each heals 1 die + CON modifier), by default as many as needed."""
+    _no_rest_in_combat(ctx)
+    ch = ctx.character(args.character)
+    if ch.hp == 0:
+        raise ToolError(f"{ch.name} is unconscious and must be healed or stabilised before resting")
+    if ch.hit_dice == 0:
+        return f"{ch.name} rests an hour but has no hit dice left to spend (HP {ch.hp}/{ch.max_hp}); a long rest restores them."
+    con = ch.abilities.mod("constitution")
+    spent, healed, rolls = 0, 0, []
+    limit = args.hit_dice if args.hit_dice is not None else ch.hit_dice
+    while spent < min(limit, ch.hit_dice) and (args.hit_dice is not None or ch.hp + healed < ch.max_hp):
+        die = ctx.rng.randint(1, ch.hit_die)
+        rolls.append(die)
+        healed += max(0, die + con)
+        spent += 1
+    before = ch.hp
+    ch.hp = min(ch.max_hp, ch.hp + healed)
+    ch.hit_dice -= spent
+    if spent == 0:
+        return f"{ch.name} rests an hour; already at full health (HP {ch.hp}/{ch.max_hp})."
+    return (f"{ch.name} spends {spent} hit {'die' if spent == 1 else 'dice'} (d{ch.hit_die} rolls {', '.join(map(str, rolls))}, "
+            f"CON {con:+d} each) and regains {ch.hp - before} HP: HP {ch.hp}/{ch.max_hp}, {ch.hit_dice} hit dice left.")
+
+
+@tool(example='<long_rest/> rests the whole party; <long_rest character="Aria"/> one character', agents={NARRATIVE}, changes_state=True)
+def long_rest(ctx: ToolContext, args: RestArgs) -> str:
+    """Take a long rest (8 hours): full hit points, half of all hit dice back, one level of exhaustion gone."""
+    _no_rest_in_combat(ctx)
+    if args.character:
+        members = [ctx.character(args.character)]
+    else:
+        members = [ctx.state.characters[i] for i in ctx.state.party.player_ids if i in ctx.state.characters]
+        if not members:
+            raise ToolError("the party has no player characters to rest")
+    lines = []
+    for ch in members:
+        regained = min(ch.level - ch.hit_dice, max(1, ch.level // 2))
+        ch.hit_dice += regained
+        ch.hp = ch.max_hp
+        if "unconscious" in ch.conditions:
+            ch.conditions.remove("unconscious")
+        if "exhaustion" in ch.conditions:
+            ch.conditions.remove("exhaustion")
+        lines.append(f"{ch.name}: HP {ch.hp}/{ch.max_hp}, {ch.hit_dice}/{ch.level} hit dice")
+    return "After a long rest — " + "; ".join(lines) + "."
+
+
+__all__ = ["roll", "get_character", "modify_inventory", "update_hp", "short_rest", "long_rest", "character_sheet",
+           "resolve_hp_target"]

@@ -1,0 +1,136 @@
+"""Combat tools: start an encounter with rolled initiative, advance turns, end it."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from ..errors import ToolError
+from ..state import EnemyTemplate, GameState, Participant, slug
+from .registry import COMBAT, NARRATIVE, Args, ToolContext, tool
+
+
+class StartCombatArgs(Args):
+    encounter: str | None = Field(None, max_length=80)
+    enemy: list[EnemyTemplate] = Field(default_factory=list, max_length=12)
+
+
+@tool(example='<start_combat encounter="wreckers-ambush"/>, or improvised: '
+              '<start_combat>{"enemy": [{"name": "Wolf", "hp": 11, "ac": 13, "initiative_bonus": 2, "count": 2}]}</start_combat>',
+      agents={NARRATIVE}, changes_state=True, body="encounter")
+def start_combat(ctx: ToolContext, args: StartCombatArgs) -> str:
+    """Start combat: the party against an encounter's enemies (or improvised ones), with initiative rolled for all."""
+    state = ctx.state
+    if state.combat.active:
+        raise ToolError("combat is already under way")
+    enemies = list(args.enemy)
+    if args.encounter:
+        enc = state.encounters.get(slug(args.encounter))
+        if enc is None:
+            raise ToolError(f"there is no encounter '{args.encounter}' (encounters: {', '.join(state.encounters) or 'none'})")
+        if enc.location != state.current_location:
+            raise ToolError(f"the encounter '{enc.id}' happens at {state.locations[enc.location].name}, not here")
+        enemies = list(enc.enemies) + enemies
+    if not enemies:
+        raise ToolError("name an encounter or give at least one enemy")
+    order: list[Participant] = []
+    for pid in state.party.player_ids:
+        ch = state.characters.get(pid)
+        if ch is None or ch.hp == 0:
+            continue
+        init = ctx.rng.randint(1, 20) + ch.abilities.mod("dexterity")
+        order.append(Participant(id=pid, name=ch.name, faction="player", initiative=init, ac=ch.ac))
+    for npc_id in state.party.npc_ids:
+        npc = state.npcs[npc_id]
+        if npc.hp > 0:
+            order.append(Participant(id=npc.id, name=npc.name, faction="ally", initiative=ctx.rng.randint(1, 20), ac=npc.ac))
+    if not any(p.faction == "player" for p in order):
+        raise ToolError("no conscious player character can fight")
+    for template in enemies:
+        for n in range(template.count):
+            name = template.name if template.count == 1 else f"{template.name} {n + 1}"
+            order.append(Participant(id=_unique_id(order, slug(name)), name=name, faction="enemy",
+                                     initiative=ctx.rng.randint(1, 20) + template.initiative_bonus, ac=template.ac,
+                                     hp=template.hp, max_hp=template.hp, attacks=template.attacks))
+    # Ties go to the party, then to the order of entry: stable, so a replay gives the same order.
+    order.sort(key=lambda p: (-p.initiative, p.faction == "enemy"))
+    combat = state.combat
+    combat.active, combat.round, combat.turn_index, combat.order = True, 1, 0, order
+    combat.encounter_id = slug(args.encounter) if args.encounter else None
+    return "Combat begins! Initiative: " + "; ".join(f"{p.name} {p.initiative}" for p in order) + \
+        f". Round 1: {order[0].name} acts first."
+
+
+def _unique_id(order: list[Participant], base: str) -> str:
+    taken = {p.id for p in order}
+    pid, n = base or "enemy", 2
+    while pid in taken:
+        pid, n = f"{base}-{n}", n + 1
+    return pid
+
+
+def participant_hp(state: GameState, p: Participant) -> tuple[int, int]:
+    if p.hp is not None:
+        return p.hp, p.max_hp or p.hp
+    if p.faction == "player" and p.id in state.characters:
+        ch = state.characters[p.id]
+        return ch.hp, ch.max_hp
+    npc = state.npcs.get(p.id)
+    return (npc.hp, npc.max_hp) if npc else (0, 0)
+
+
+def tracker(state: GameState) -> str:
+    combat = state.combat
+    rows = []
+    for i, p in enumerate(combat.order):
+        hp, max_hp = participant_hp(state, p)
+        mark = "▶ " if i == combat.turn_index else ""
+        status = "down" if hp == 0 else f"HP {hp}/{max_hp}"
+        rows.append(f"{mark}{p.name} [{p.faction}] init {p.initiative}, AC {p.ac}, {status}")
+    return f"Round {combat.round}: " + "; ".join(rows)
+
+
+class NoArgs(Args):
+    pass
+
+
+@tool(example="<next_turn/>", agents={COMBAT}, changes_state=True)
+def next_turn(ctx: ToolContext, args: NoArgs) -> str:
+    """End the current combatant's turn and pass to the next one still standing; call it after every action."""
+    combat = ctx.state.combat
+    if not combat.active:
+        raise ToolError("there is no combat going on")
+    standing = [i for i, p in enumerate(combat.order) if participant_hp(ctx.state, p)[0] > 0]
+    if not standing:
+        raise ToolError("no one is left standing; end the combat")
+    idx = combat.turn_index
+    for _ in range(len(combat.order)):
+        idx += 1
+        if idx >= len(combat.order):
+            idx = 0
+            combat.round += 1
+        if idx in standing:
+            break
+    combat.turn_index = idx
+    current = combat.order[idx]
+    enemies_left = [p.name for p in combat.order if p.faction == "enemy" and participant_hp(ctx.state, p)[0] > 0]
+    tail = "" if enemies_left else " No enemy is left standing: end the combat."
+    return f"Round {combat.round}, {current.name}'s turn ({current.faction}).{tail} {tracker(ctx.state)}"
+
+
+class EndCombatArgs(Args):
+    outcome: str = Field("", max_length=200)
+
+
+@tool(example='<end_combat outcome="the wreckers surrender"/>', agents={COMBAT}, changes_state=True, body="outcome")
+def end_combat(ctx: ToolContext, args: EndCombatArgs) -> str:
+    """End combat when one side is defeated, flees or surrenders."""
+    combat = ctx.state.combat
+    if not combat.active:
+        raise ToolError("there is no combat going on")
+    fallen = [p.name for p in combat.order if p.faction == "enemy" and participant_hp(ctx.state, p)[0] == 0]
+    rounds = combat.round
+    combat.active, combat.round, combat.turn_index, combat.order, combat.encounter_id = False, 0, 0, [], None
+    summary = f"Combat over after {rounds} round{'s' if rounds != 1 else ''}"
+    if fallen:
+        summary += f"; defeated: {', '.join(fallen)}"
+    return summary + (f" ({args.outcome})." if args.outcome else ".")

@@ -1,0 +1,232 @@
+"""The tool registry: typed functions, their argument models, and how a tag becomes a call."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import random
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Literal, get_type_hints
+
+import structlog
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from ..errors import ToolError
+from ..state import NPC, AgentType, Character, GameState, Location, Quest
+from ..tags import TagEvent, escape, unescape
+
+log = structlog.get_logger(__name__)
+
+Persistence = Literal["permanent", "turn"]
+_CHILD = re.compile(r"\s*<([A-Za-z_][\w-]*)>(.*?)</\1>\s*", re.S)
+
+
+class Args(BaseModel):
+    """Base of tool argument models: unknown arguments are errors, not silently dropped."""
+
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+
+@dataclass
+class ToolContext:
+    """What a tool may act on: the turn's working copy of the state, the turn's dice, and who acts."""
+
+    state: GameState
+    rng: random.Random
+    agent: AgentType
+    actor_id: str | None = None
+    npc_id: str | None = None
+
+    def character(self, ref: str | None = None) -> Character:
+        if ref:
+            found = self.state.find_character(ref)
+            if found is None:
+                names = ", ".join(c.name for c in self.state.characters.values()) or "none yet"
+                raise ToolError(f"there is no player character called '{ref}' (characters: {names})")
+            return found
+        if self.actor_id and self.actor_id in self.state.characters:
+            return self.state.characters[self.actor_id]
+        raise ToolError("name the character: the acting player has no character")
+
+    def npc(self, ref: str) -> NPC:
+        found = self.state.find_npc(ref)
+        if found is None:
+            raise ToolError(f"there is no NPC called '{ref}' (NPCs: {', '.join(self.state.npcs) or 'none'})")
+        return found
+
+    def location(self, ref: str | None = None) -> Location:
+        if not ref:
+            return self.state.location()
+        found = self.state.find_location(ref)
+        if found is None:
+            raise ToolError(f"there is no location called '{ref}' (locations: {', '.join(self.state.locations)})")
+        return found
+
+    def quest(self, ref: str) -> Quest:
+        found = self.state.find_quest(ref)
+        if found is None:
+            raise ToolError(f"there is no quest called '{ref}' (quests: {', '.join(self.state.quests) or 'none'})")
+        return found
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    func: Callable[[ToolContext, Any], str]
+    args: type[Args]
+    description: str
+    example: str
+    agents: frozenset[AgentType]
+    changes_state: bool
+    persistence: Persistence
+    body: str | None  # the argument a tag's plain-text body fills, as in <roll>1d20+3</roll>
+
+
+TOOLS: dict[str, Tool] = {}
+
+NARRATIVE, COMBAT, NPC_AGENT = AgentType.NARRATIVE, AgentType.COMBAT, AgentType.NPC
+EVERY_AGENT = frozenset({NARRATIVE, COMBAT, NPC_AGENT})
+
+
+def tool(*, example: str, agents: frozenset[AgentType] | set[AgentType], changes_state: bool,
+         persistence: Persistence = "turn", body: str | None = None) -> Callable:
+    """Register a function as a tool; its docstring is the description the agents read."""
+
+    def register(func: Callable[[ToolContext, Any], str]) -> Callable[[ToolContext, Any], str]:
+        hints = get_type_hints(func)
+        args_model = hints.get("args")
+        if not (inspect.isclass(args_model) and issubclass(args_model, Args)):
+            raise TypeError(f"tool {func.__name__} must take `args` typed with an Args model")
+        if body is not None and body not in args_model.model_fields:
+            raise TypeError(f"tool {func.__name__}: body field {body!r} is not an argument")
+        TOOLS[func.__name__] = Tool(
+            name=func.__name__, func=func, args=args_model, description=inspect.getdoc(func) or "",
+            example=example, agents=frozenset(agents), changes_state=changes_state,
+            persistence=persistence, body=body)
+        return func
+
+    return register
+
+
+@dataclass
+class ToolCall:
+    """One tool call of a turn, as logged and as the agent saw it answered."""
+
+    name: str
+    args: dict[str, Any]
+    ok: bool
+    observation: str
+    persistence: Persistence = "turn"
+
+    def observation_tag(self) -> str:
+        return f"<observation>{escape(self.observation)}</observation>"
+
+
+def parse_arguments(event: TagEvent, spec: Tool) -> dict[str, Any]:
+    """Merge a tag's attributes with its body: a JSON object, child elements, or plain text."""
+    args: dict[str, Any] = dict(event.attrs)
+    body = event.body.strip()
+    if not body:
+        return args
+    from_body: dict[str, Any]
+    if body.startswith("{"):
+        try:
+            parsed = json.loads(body)
+        except json.JSONDecodeError as exc:
+            raise ToolError(f"the JSON body of <{spec.name}> is not valid JSON ({exc.msg} at character {exc.pos})") from None
+        if not isinstance(parsed, dict):
+            raise ToolError(f"the JSON body of <{spec.name}> must be an object")
+        from_body = parsed
+    elif body.startswith("<"):
+        if not _only_children(body):
+            raise ToolError(f"cannot read the child elements of <{spec.name}>; write each argument as <name>value</name>")
+        from_body = {}
+        for m in _CHILD.finditer(body):
+            key, value = m.group(1), unescape(m.group(2).strip())
+            if key in from_body:
+                existing = from_body[key]
+                from_body[key] = [*existing, value] if isinstance(existing, list) else [existing, value]
+            else:
+                from_body[key] = [value] if _is_list_field(spec, key) else value
+    else:
+        if spec.body is None:
+            raise ToolError(f"<{spec.name}> takes no text body; give its arguments as attributes, e.g. {spec.example}")
+        from_body = {spec.body: unescape(body)}
+    clash = sorted(set(args) & set(from_body))
+    if clash:
+        raise ToolError(f"<{spec.name}> gives '{clash[0]}' both as an attribute and in its body")
+    args.update(from_body)
+    return args
+
+
+def _only_children(body: str) -> bool:
+    pos = 0
+    while pos < len(body):
+        m = _CHILD.match(body, pos)
+        if m is None or m.end() == pos:
+            return False
+        pos = m.end()
+    return True
+
+
+def _is_list_field(spec: Tool, key: str) -> bool:
+    field = spec.args.model_fields.get(key)
+    return field is not None and getattr(field.annotation, "__origin__", None) is list
+
+
+def describe_error(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors()[:4]:
+        where = ".".join(str(p) for p in err["loc"])
+        msg = err["msg"]
+        if err["type"] == "extra_forbidden":
+            msg = "is not an argument of this tool"
+        parts.append(f"'{where}' {msg}" if where else msg)
+    return "; ".join(parts)
+
+
+def run_tool(event: TagEvent, ctx: ToolContext) -> ToolCall:
+    """Carry out one tag against the context's state; any error leaves that state exactly as it was."""
+    if event.kind in ("malformed", "unclosed"):
+        return ToolCall(event.name, {}, False, f"Error: {event.error}. Nothing was done; write the tag again correctly.")
+    spec = TOOLS.get(event.name)
+    allowed = sorted(name for name, t in TOOLS.items() if ctx.agent in t.agents)
+    if spec is None:
+        return ToolCall(event.name, dict(event.attrs), False,
+                        f"Error: there is no tool called '{event.name}'. Nothing was done. Your tools: {', '.join(allowed)}.")
+    if ctx.agent not in spec.agents:
+        return ToolCall(spec.name, dict(event.attrs), False,
+                        f"Error: {spec.name} is not available to the {ctx.agent.value} agent. Nothing was done. Your tools: {', '.join(allowed)}.")
+    try:
+        raw_args = parse_arguments(event, spec)
+        args = spec.args.model_validate(raw_args)
+    except ToolError as exc:
+        return ToolCall(spec.name, dict(event.attrs), False, f"Error: {exc}. Nothing was done.")
+    except ValidationError as exc:
+        return ToolCall(spec.name, dict(event.attrs), False,
+                        f"Error: bad arguments for {spec.name}: {describe_error(exc)}. Nothing was done. Example: {spec.example}")
+    dumped = args.model_dump(mode="json", exclude_none=True)
+    snapshot = ctx.state.model_copy(deep=True) if spec.changes_state else None
+    try:
+        observation = spec.func(ctx, args)
+    except (ToolError, ValidationError) as exc:
+        _restore(ctx.state, snapshot)
+        message = describe_error(exc) if isinstance(exc, ValidationError) else str(exc)
+        return ToolCall(spec.name, dumped, False, f"Error: {message}. Nothing was done.")
+    except Exception:
+        _restore(ctx.state, snapshot)
+        log.exception("tool_crashed", tool=spec.name, args=dumped)
+        return ToolCall(spec.name, dumped, False, f"Error: {spec.name} failed unexpectedly. Nothing was done; carry on without it.")
+    if spec.persistence == "permanent":
+        ctx.state.knowledge[f"{spec.name} {json.dumps(dumped, sort_keys=True)}"] = observation
+    return ToolCall(spec.name, dumped, True, observation, spec.persistence)
+
+
+def _restore(state: GameState, snapshot: GameState | None) -> None:
+    if snapshot is not None:
+        state.__dict__.update(snapshot.__dict__)
+
+
+def tools_for(agent: AgentType) -> list[Tool]:
+    return [t for t in TOOLS.values() if agent in t.agents]

@@ -1,0 +1,182 @@
+"""World tools: travel, location state, secrets, NPC whereabouts and the party."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from ..errors import ToolError
+from ..state import NPC, AgentType, GameState, Location
+from .registry import EVERY_AGENT, NARRATIVE, NPC_AGENT, Args, ToolContext, tool
+
+
+class LocationArgs(Args):
+    location: str = Field(min_length=1, max_length=80)
+
+
+@tool(example='<change_location location="brine-cup-tavern"/>', agents={NARRATIVE}, changes_state=True, body="location")
+def change_location(ctx: ToolContext, args: LocationArgs) -> str:
+    """Move the party through an open exit of the current location; NPCs in the party come along."""
+    if ctx.state.combat.active:
+        raise ToolError("the party cannot travel during combat; end the combat first")
+    here = ctx.state.location()
+    there = ctx.location(args.location)
+    if there.id == here.id:
+        raise ToolError(f"the party is already at {here.name}")
+    exit_ = next((e for e in here.exits if e.to == there.id), None)
+    if exit_ is None:
+        raise ToolError(f"there is no way from {here.name} to {there.name}; exits: {_exits(ctx.state, here)}")
+    if not here.exit_open(exit_):
+        raise ToolError(f"the way to {there.name} is not open yet")
+    ctx.state.current_location = there.id
+    for npc_id in ctx.state.party.npc_ids:
+        ctx.state.npcs[npc_id].location = there.id
+    return f"The party arrives at {there.name}. {describe_location(ctx.state, there)}"
+
+
+def _exits(state: GameState, loc: Location) -> str:
+    shown = [f"{state.locations[e.to].name} ({e.to})" for e in loc.exits if loc.exit_open(e)]
+    return ", ".join(shown) or "none open"
+
+
+def describe_location(state: GameState, loc: Location) -> str:
+    npcs = [n.name for n in state.npcs.values() if n.location == loc.id and n.id not in state.party.npc_ids]
+    found = [s.text for s in loc.secrets if s.discovered]
+    hidden = sum(1 for s in loc.secrets if not s.discovered)
+    flags = ", ".join(f"{k}={v}" for k, v in loc.flags.items())
+    parts = [loc.description, f"Exits: {_exits(state, loc)}."]
+    if npcs:
+        parts.append(f"Here: {', '.join(npcs)}.")
+    if flags:
+        parts.append(f"State: {flags}.")
+    if found:
+        parts.append("Discovered: " + " ".join(found))
+    if hidden:
+        secret_ids = ", ".join(s.id for s in loc.secrets if not s.discovered)
+        parts.append(f"Undiscovered secrets (GM only, reveal with discover_secret when found): {secret_ids}.")
+    return " ".join(parts)
+
+
+class LocationRef(Args):
+    location: str | None = Field(None, max_length=80)
+
+
+@tool(example='<get_location/> for where the party is, or <get_location location="tide-tunnel"/>',
+      agents=EVERY_AGENT, changes_state=False, body="location")
+def get_location(ctx: ToolContext, args: LocationRef) -> str:
+    """Read a location's description, exits, state flags and who is there (the current one by default)."""
+    loc = ctx.location(args.location)
+    return f"{loc.name} ({loc.id}): {describe_location(ctx.state, loc)}"
+
+
+class LocationStateArgs(Args):
+    flag: str = Field(min_length=1, max_length=40, pattern=r"^[A-Za-z0-9_-]+$")
+    value: bool | int | str = True
+    location: str | None = Field(None, max_length=80)
+
+
+@tool(example='<update_location_state flag="grate_unlocked" value="true"/>', agents={NARRATIVE, NPC_AGENT}, changes_state=True)
+def update_location_state(ctx: ToolContext, args: LocationStateArgs) -> str:
+    """Set a state flag on a location (the current one by default): a door unlocked, a fire lit, the tide out."""
+    loc = ctx.location(args.location)
+    value = args.value
+    if isinstance(value, str) and value.lower() in ("true", "false"):
+        value = value.lower() == "true"
+    before = loc.flags.get(args.flag)
+    loc.flags[args.flag] = value
+    opened = [ctx.state.locations[e.to].name for e in loc.exits if e.requires == args.flag and loc.exit_open(e)]
+    tail = f" The way to {', '.join(opened)} is now open." if opened else ""
+    return f"{loc.name}: {args.flag} is now {value} (was {before}).{tail}"
+
+
+class SecretArgs(Args):
+    secret: str = Field(min_length=1, max_length=80)
+
+
+@tool(example='<discover_secret secret="cask-door"/>', agents={NARRATIVE, NPC_AGENT}, changes_state=True,
+      persistence="permanent", body="secret")
+def discover_secret(ctx: ToolContext, args: SecretArgs) -> str:
+    """Reveal a secret the party finds where it is, or one an NPC tells them (an NPC may tell only what it knows)."""
+    key = args.secret.strip().lower()
+    for loc in ctx.state.locations.values():
+        secret = loc.secret(key)
+        if secret is None:
+            continue
+        if ctx.agent is AgentType.NPC and ctx.npc_id:
+            if key not in ctx.state.npcs[ctx.npc_id].knows_secrets:
+                raise ToolError(f"{ctx.state.npcs[ctx.npc_id].name} does not know that secret")
+        elif loc.id != ctx.state.current_location:
+            raise ToolError(f"that secret is at {loc.name}, and the party is not there")
+        already = secret.discovered
+        secret.discovered = True
+        opened = [ctx.state.locations[e.to].name for e in loc.exits if e.requires == key]
+        tail = f" A way to {', '.join(opened)} is now open." if opened and not already else ""
+        return f"{'Already known' if already else 'Secret discovered'} at {loc.name}: {secret.text}{tail}"
+    raise ToolError(f"there is no secret '{args.secret}'")
+
+
+class MoveNpcArgs(Args):
+    npc: str = Field(min_length=1, max_length=80)
+    location: str = Field(min_length=1, max_length=80)
+
+
+@tool(example='<move_npc_to_location npc="odile-farrow" location="saltmere-quay"/>', agents={NARRATIVE, NPC_AGENT}, changes_state=True)
+def move_npc_to_location(ctx: ToolContext, args: MoveNpcArgs) -> str:
+    """Send an NPC somewhere else; an NPC agent may move only itself. An NPC in the party leaves it."""
+    npc = _npc_self_only(ctx, args.npc, "move")
+    loc = ctx.location(args.location)
+    if npc.location == loc.id and npc.id not in ctx.state.party.npc_ids:
+        raise ToolError(f"{npc.name} is already at {loc.name}")
+    left = ""
+    if npc.id in ctx.state.party.npc_ids:
+        ctx.state.party.npc_ids.remove(npc.id)
+        left = f" {npc.name} leaves the party."
+    npc.location = loc.id
+    return f"{npc.name} goes to {loc.name}.{left}"
+
+
+class NpcArgs(Args):
+    npc: str = Field(min_length=1, max_length=80)
+
+
+@tool(example='<add_to_party npc="brisa-wendle"/>', agents={NARRATIVE, NPC_AGENT}, changes_state=True, body="npc")
+def add_to_party(ctx: ToolContext, args: NpcArgs) -> str:
+    """An NPC who is here joins the party and travels with it; an NPC agent may add only itself."""
+    npc = _npc_self_only(ctx, args.npc, "add to the party")
+    if npc.id in ctx.state.party.npc_ids:
+        raise ToolError(f"{npc.name} is already in the party")
+    if npc.location != ctx.state.current_location:
+        raise ToolError(f"{npc.name} is not here to join")
+    if npc.hp == 0:
+        raise ToolError(f"{npc.name} is unconscious and cannot join")
+    ctx.state.party.npc_ids.append(npc.id)
+    return f"{npc.name} joins the party."
+
+
+@tool(example='<remove_from_party npc="brisa-wendle"/>', agents={NARRATIVE, NPC_AGENT}, changes_state=True, body="npc")
+def remove_from_party(ctx: ToolContext, args: NpcArgs) -> str:
+    """An NPC leaves the party and stays where the party is now; an NPC agent may remove only itself."""
+    npc = _npc_self_only(ctx, args.npc, "remove from the party")
+    if npc.id not in ctx.state.party.npc_ids:
+        raise ToolError(f"{npc.name} is not in the party")
+    ctx.state.party.npc_ids.remove(npc.id)
+    npc.location = ctx.state.current_location
+    return f"{npc.name} leaves the party and stays at {ctx.state.location().name}."
+
+
+def _npc_self_only(ctx: ToolContext, ref: str, verb: str) -> NPC:
+    npc = ctx.npc(ref)
+    if ctx.agent is AgentType.NPC and ctx.npc_id and npc.id != ctx.npc_id:
+        raise ToolError(f"as {ctx.state.npcs[ctx.npc_id].name} you can only {verb} yourself, not {npc.name}")
+    return npc
+
+
+@tool(example='<get_npc npc="odile-farrow"/>', agents=EVERY_AGENT, changes_state=False, persistence="permanent", body="npc")
+def get_npc(ctx: ToolContext, args: NpcArgs) -> str:
+    """Read an NPC's persona and attitude (kept for the rest of the game); an NPC agent sees no one else's secrets."""
+    npc = ctx.npc(args.npc)
+    # Only lasting facts: this observation stays in context for the rest of the game.
+    text = f"{npc.name} ({npc.id}), {npc.attitude}. Persona: {npc.persona}"
+    if ctx.agent is not AgentType.NPC or ctx.npc_id == npc.id:
+        if npc.knows_secrets:
+            text += f" Knows secrets: {', '.join(npc.knows_secrets)}."
+    return text

@@ -1,0 +1,81 @@
+"""Shared fixtures: the starter adventure's state, a tool-call helper, and an engine on a real SQLite file."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from engine import Deps, Engine, ScriptedModel, Store, load_config
+from engine.characters import make_character
+from engine.content import find_adventure
+from engine.state import AgentType, GameState
+from engine.tags import TagScanner
+from engine.tools import TOOLS, ToolCall, ToolContext, run_tool
+
+CORPUS = Path(__file__).resolve().parent.parent / "corpus"
+CHANNEL = "chan-1"
+
+
+def new_state(seed: int = 7) -> GameState:
+    state = find_adventure(CORPUS, "saltmere-lantern").new_game(seed)
+    for owner, name, cls in (("u1", "Aria", "fighter"), ("u2", "Bram", "wizard")):
+        state.characters[owner] = make_character(owner, name, cls)
+        state.party.player_ids.append(owner)
+    return state
+
+
+@pytest.fixture
+def state() -> GameState:
+    return new_state()
+
+
+def ctx_for(state: GameState, agent: AgentType = AgentType.NARRATIVE, actor: str | None = "u1",
+            npc: str | None = None, seed: int = 1) -> ToolContext:
+    return ToolContext(state, random.Random(seed), agent, actor, npc)
+
+
+def call(ctx: ToolContext, tag: str) -> ToolCall:
+    """Run one tag as the loop would, from its text."""
+    scanner = TagScanner(TOOLS)
+    event = scanner.feed(tag) or scanner.finish()
+    assert event is not None, f"no tag found in {tag!r}"
+    return run_tool(event, ctx)
+
+
+class Table:
+    """An engine over a real database with a scripted model, and a started game with two characters."""
+
+    def __init__(self, engine: Engine, model: ScriptedModel, store: Store) -> None:
+        self.engine, self.model, self.store = engine, model, store
+
+    async def turn(self, text: str, *replies, author: str = "u1", name: str = "bob"):
+        self.model.add(*replies)
+        return await self.engine.take_turn(CHANNEL, author, name, text)
+
+    async def state(self) -> GameState:
+        return await self.engine.state(CHANNEL)
+
+
+async def make_table(db: Path, model: ScriptedModel | None = None, seed: int = 11, start: bool = True) -> tuple[Table, object]:
+    ctx = Store.open(db)
+    store = await ctx.__aenter__()
+    model = model or ScriptedModel(chunk_size=7)
+
+    async def no_sleep(_: float) -> None:
+        return None
+
+    engine = Engine(Deps(store, {a: model for a in AgentType}, load_config(), CORPUS, rng=random.Random(seed), sleep=no_sleep))
+    if start:
+        await engine.start_game(CHANNEL)
+        await engine.create_character(CHANNEL, "u1", "Aria", "fighter")
+        await engine.create_character(CHANNEL, "u2", "Bram", "wizard")
+    return Table(engine, model, store), ctx
+
+
+@pytest.fixture
+async def table(tmp_path):
+    t, ctx = await make_table(tmp_path / "game.db")
+    yield t
+    await ctx.__aexit__(None, None, None)

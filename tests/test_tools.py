@@ -1,0 +1,356 @@
+"""Every tool against a real game state: what it does, and that each error changes nothing."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.state import AgentType, GameState
+from tests.conftest import call, ctx_for
+
+NPC = AgentType.NPC
+COMBAT = AgentType.COMBAT
+
+
+def unchanged(state: GameState, before: GameState) -> bool:
+    return state.model_dump() == before.model_dump()
+
+
+def failing(ctx, tag: str, *fragments: str):
+    """The tag must fail with an error naming each fragment, and leave the state as it was."""
+    before = ctx.state.model_copy(deep=True)
+    result = call(ctx, tag)
+    assert not result.ok, result.observation
+    assert result.observation.startswith("Error:")
+    for f in fragments:
+        assert f.lower() in result.observation.lower(), result.observation
+    assert unchanged(ctx.state, before)
+    return result
+
+
+# --- roll ---------------------------------------------------------------------------------------------------------
+
+def test_roll_is_seeded(state):
+    a = call(ctx_for(state, seed=5), "<roll>1d20+3</roll>")
+    b = call(ctx_for(state, seed=5), "<roll>1d20+3</roll>")
+    assert a.ok and a.observation == b.observation and "1d20+3 →" in a.observation
+
+
+def test_roll_with_reason_attribute(state):
+    result = call(ctx_for(state), '<roll reason="Perception">1d20+1</roll>')
+    assert result.ok and result.observation.startswith("Perception: 1d20+1")
+
+
+def test_roll_errors(state):
+    ctx = ctx_for(state)
+    failing(ctx, "<roll>banana</roll>", "not a dice expression")
+    failing(ctx, "<roll>500d6</roll>", "too many dice")
+    failing(ctx, "<roll></roll>", "expression")
+
+
+# --- inventory and coin --------------------------------------------------------------------------------------------
+
+def test_give_and_take_items(state):
+    ctx = ctx_for(state)
+    assert call(ctx, '<modify_inventory item="Rope" quantity="2"/>').ok
+    assert state.characters["u1"].item("rope").quantity == 2
+    assert call(ctx, '<modify_inventory item="healing potion" quantity="1"/>').ok
+    assert state.characters["u1"].item("healing potion").quantity == 2
+    took = call(ctx, '<modify_inventory item="rope" quantity="-2"/>')
+    assert took.ok and state.characters["u1"].item("rope") is None
+
+
+def test_inventory_for_a_named_character_and_child_element_form(state):
+    ctx = ctx_for(state)
+    result = call(ctx, "<modify_inventory><item>lantern oil</item><quantity>3</quantity><character>Bram</character></modify_inventory>")
+    assert result.ok and state.characters["u2"].item("lantern oil").quantity == 3
+
+
+def test_currency_give_and_take(state):
+    ctx = ctx_for(state)
+    assert call(ctx, '<modify_inventory currency="gp" quantity="-4"/>').ok
+    assert state.characters["u1"].currency.gp == 6
+    assert call(ctx, '<modify_inventory>{"currency": "sp", "quantity": 12}</modify_inventory>').ok
+    assert state.characters["u1"].currency.sp == 12
+
+
+def test_inventory_errors_never_go_negative(state):
+    ctx = ctx_for(state)
+    failing(ctx, '<modify_inventory item="crown jewels" quantity="-1"/>', "has no 'crown jewels'")
+    failing(ctx, '<modify_inventory item="healing potion" quantity="-3"/>', "only 1")
+    failing(ctx, '<modify_inventory currency="gp" quantity="-11"/>', "only 10 gp")
+    failing(ctx, '<modify_inventory item="rope" currency="gp" quantity="1"/>', "exactly one")
+    failing(ctx, '<modify_inventory item="rope" quantity="0"/>', "must not be 0")
+    failing(ctx, '<modify_inventory item="rope" quantity="lots"/>', "quantity")
+    failing(ctx, '<modify_inventory item="rope" colour="red"/>', "colour", "not an argument")
+    failing(ctx, '<modify_inventory item="rope" character="Zed"/>', "no player character called 'Zed'")
+    failing(ctx, '<modify_inventory>{"item": </modify_inventory>', "not valid JSON")
+    failing(ctx, '<modify_inventory item="rope">{"item": "torch"}</modify_inventory>', "both as an attribute")
+    failing(ctx, "<modify_inventory>a rope</modify_inventory>", "takes no text body")
+
+
+# --- hit points ----------------------------------------------------------------------------------------------------
+
+def test_damage_clamps_at_zero_and_knocks_out_then_healing_revives(state):
+    ctx = ctx_for(state)
+    aria = state.characters["u1"]
+    result = call(ctx, '<update_hp target="Aria" amount="50" kind="damage"/>')
+    assert result.ok and aria.hp == 0 and "unconscious" in aria.conditions and "falls unconscious" in result.observation
+    healed = call(ctx, '<update_hp target="Aria" amount="500" kind="healing"/>')
+    assert healed.ok and aria.hp == aria.max_hp and "unconscious" not in aria.conditions
+
+
+def test_hp_defaults_to_the_acting_character_and_reaches_npcs(state):
+    ctx = ctx_for(state, actor="u2")
+    assert call(ctx, '<update_hp amount="2"/>').ok and state.characters["u2"].hp == state.characters["u2"].max_hp - 2
+    assert call(ctx, '<update_hp target="Brisa Wendle" amount="3"/>').ok
+    assert state.npcs["brisa-wendle"].hp == state.npcs["brisa-wendle"].max_hp - 3
+
+
+def test_hp_errors(state):
+    ctx = ctx_for(state)
+    failing(ctx, '<update_hp target="Nobody" amount="3"/>', "no one called 'Nobody'")
+    failing(ctx, '<update_hp target="Aria" amount="-3"/>', "amount")
+    failing(ctx, '<update_hp target="Aria" amount="3" kind="poison"/>', "kind")
+
+
+# --- rests ---------------------------------------------------------------------------------------------------------
+
+def test_short_rest_spends_hit_dice(state):
+    ctx = ctx_for(state)
+    aria = state.characters["u1"]
+    aria.hp = 2
+    result = call(ctx, "<short_rest/>")
+    assert result.ok and aria.hit_dice == 0 and aria.hp > 2 and "spends 1 hit die" in result.observation
+    again = call(ctx, "<short_rest/>")
+    assert again.ok and "no hit dice left" in again.observation
+
+
+def test_long_rest_restores_the_party(state):
+    ctx = ctx_for(state)
+    for ch in state.characters.values():
+        ch.hp, ch.hit_dice = 1, 0
+    result = call(ctx, "<long_rest/>")
+    assert result.ok
+    assert all(ch.hp == ch.max_hp and ch.hit_dice == 1 for ch in state.characters.values())
+
+
+def test_rest_errors(state):
+    ctx = ctx_for(state)
+    state.characters["u1"].hp = 0
+    failing(ctx, '<short_rest character="Aria"/>', "unconscious")
+    state.characters["u1"].hp = 5
+    call(ctx, '<start_combat>{"enemy": [{"name": "Crab", "hp": 4, "ac": 11}]}</start_combat>')
+    failing(ctx, "<short_rest/>", "combat")
+    failing(ctx, "<long_rest/>", "combat")
+
+
+# --- quests --------------------------------------------------------------------------------------------------------
+
+def test_quest_lifecycle(state):
+    ctx = ctx_for(state)
+    assert call(ctx, '<start_quest quest="relight-the-lantern"/>').ok
+    assert state.quests["relight-the-lantern"].status == "active"
+    for obj in ("learn-the-thief", "break-the-wreckers"):
+        assert call(ctx, f'<complete_objective quest="relight-the-lantern" objective="{obj}"/>').ok
+    failing(ctx, '<complete_quest quest="relight-the-lantern"/>', "still has open objectives")
+    last = call(ctx, '<complete_objective quest="The Drowned Lantern" objective="relight-the-lamp"/>')
+    assert last.ok and "Every objective is done" in last.observation
+    done = call(ctx, "<complete_quest>relight-the-lantern</complete_quest>")
+    assert done.ok and "40 gp" in done.observation and state.quests["relight-the-lantern"].status == "completed"
+    log = call(ctx, "<get_quest_log/>")
+    assert "completed" in log.observation and "keepers-rest" in log.observation
+
+
+def test_new_quest_from_child_elements_and_failing_it(state):
+    ctx = ctx_for(state, agent=NPC, npc="odile-farrow")
+    result = call(ctx, "<start_quest><quest>Find Odile's cat</quest><objective>Search the docks</objective>"
+                       "<objective>Bring the cat home</objective></start_quest>")
+    assert result.ok
+    quest = state.quests["find-odile-s-cat"]
+    assert quest.giver == "odile-farrow" and [o.text for o in quest.objectives] == ["Search the docks", "Bring the cat home"]
+    assert call(ctx, '<fail_quest quest="find-odile-s-cat" reason="the cat drowned"/>').ok
+    assert quest.status == "failed"
+
+
+def test_quest_errors(state):
+    ctx = ctx_for(state)
+    failing(ctx, '<start_quest quest="slay the dragon"/>', "at least one <objective>", "relight-the-lantern")
+    failing(ctx, '<complete_objective quest="relight-the-lantern" objective="learn-the-thief"/>', "offered, not active")
+    call(ctx, '<start_quest quest="relight-the-lantern"/>')
+    failing(ctx, '<start_quest quest="relight-the-lantern"/>', "already active")
+    failing(ctx, '<complete_objective quest="relight-the-lantern" objective="dance"/>', "no objective 'dance'")
+    failing(ctx, '<fail_quest quest="nonexistent"/>', "no quest called")
+    call(ctx, '<complete_objective quest="relight-the-lantern" objective="learn-the-thief"/>')
+    failing(ctx, '<complete_objective quest="relight-the-lantern" objective="learn-the-thief"/>', "already done")
+
+
+# --- world ---------------------------------------------------------------------------------------------------------
+
+def test_change_location_through_an_open_exit_brings_party_npcs(state):
+    ctx = ctx_for(state)
+    state.npcs["brisa-wendle"].location = "saltmere-quay"
+    assert call(ctx, '<add_to_party npc="brisa-wendle"/>').ok
+    result = call(ctx, '<change_location location="brine-cup-tavern"/>')
+    assert result.ok and state.current_location == "brine-cup-tavern"
+    assert state.npcs["brisa-wendle"].location == "brine-cup-tavern" and "Odile" in result.observation
+
+
+def test_gated_exits_open_by_flag_and_by_secret(state):
+    ctx = ctx_for(state)
+    failing(ctx, '<change_location location="gannet-rock-lighthouse"/>', "not open yet")
+    flag = call(ctx, '<update_location_state flag="tide_out" value="true"/>')
+    assert flag.ok and "now open" in flag.observation and state.location().flags["tide_out"] is True
+    assert call(ctx, '<change_location location="saltmere-quay"/>').ok is False
+    call(ctx, "<change_location>brine-cup-tavern</change_location>")
+    failing(ctx, '<change_location location="tide-tunnel"/>', "not open yet")
+    found = call(ctx, '<discover_secret secret="cask-door"/>')
+    assert found.ok and found.persistence == "permanent" and "now open" in found.observation
+    assert call(ctx, '<change_location location="tide-tunnel"/>').ok
+
+
+def test_location_errors(state):
+    ctx = ctx_for(state)
+    failing(ctx, '<change_location location="saltmere-quay"/>', "already at")
+    failing(ctx, '<change_location location="wreckers-grotto"/>', "no way from")
+    failing(ctx, '<change_location location="atlantis"/>', "no location called 'atlantis'")
+    failing(ctx, '<update_location_state flag="has spaces" value="1"/>', "flag")
+    failing(ctx, '<discover_secret secret="cask-door"/>', "party is not there")
+    failing(ctx, '<discover_secret secret="no-such-secret"/>', "no secret")
+
+
+def test_get_location_reports_exits_and_people(state):
+    result = call(ctx_for(state), "<get_location/>")
+    assert result.ok and "Ysolde Marrick" in result.observation and "Exits:" in result.observation
+
+
+def test_npc_may_reveal_only_its_own_secrets_even_from_afar(state):
+    odile = ctx_for(state, agent=NPC, npc="odile-farrow")
+    failing(odile, '<discover_secret secret="sea-stair"/>', "does not know")
+    state.npcs["brisa-wendle"].location = "saltmere-quay"
+    brisa = ctx_for(state, agent=NPC, npc="brisa-wendle")
+    assert call(brisa, '<discover_secret secret="sea-stair"/>').ok
+
+
+def test_npc_moves_and_party_membership(state):
+    ctx = ctx_for(state)
+    failing(ctx, '<add_to_party npc="odile-farrow"/>', "not here")
+    assert call(ctx, '<move_npc_to_location npc="odile-farrow" location="saltmere-quay"/>').ok
+    assert call(ctx, "<add_to_party>odile-farrow</add_to_party>").ok
+    failing(ctx, '<add_to_party npc="odile-farrow"/>', "already in the party")
+    assert call(ctx, '<remove_from_party npc="odile-farrow"/>').ok
+    assert state.npcs["odile-farrow"].location == "saltmere-quay"
+    failing(ctx, '<remove_from_party npc="odile-farrow"/>', "not in the party")
+    failing(ctx, '<move_npc_to_location npc="odile-farrow" location="saltmere-quay"/>', "already at")
+    failing(ctx, '<move_npc_to_location npc="nobody" location="saltmere-quay"/>', "no NPC called")
+
+
+def test_npc_agent_acts_only_on_itself(state):
+    ysolde = ctx_for(state, agent=NPC, npc="ysolde-marrick")
+    failing(ysolde, '<move_npc_to_location npc="odile-farrow" location="saltmere-quay"/>', "only move yourself")
+    assert call(ysolde, '<add_to_party npc="ysolde-marrick"/>').ok
+
+
+def test_get_npc_is_permanent_and_hides_other_npcs_secrets_from_npcs(state):
+    gm = call(ctx_for(state), '<get_npc npc="odile"/>')
+    assert gm.ok and gm.persistence == "permanent" and "cask-door" in gm.observation
+    as_npc = call(ctx_for(state, agent=NPC, npc="ysolde-marrick"), '<get_npc npc="Odile Farrow"/>')
+    assert as_npc.ok and "cask-door" not in as_npc.observation
+
+
+def test_get_character(state):
+    result = call(ctx_for(state), '<get_character name="Bram"/>')
+    assert result.ok and "wizard" in result.observation and "HP" in result.observation
+    failing(ctx_for(state), '<get_character name="Nobody"/>', "no player character")
+
+
+# --- combat --------------------------------------------------------------------------------------------------------
+
+def move_party_to_grotto(state: GameState) -> None:
+    state.current_location = "wreckers-grotto"
+
+
+def test_start_combat_from_encounter_rolls_initiative_in_order(state):
+    move_party_to_grotto(state)
+    result = call(ctx_for(state), '<start_combat encounter="wreckers-ambush"/>')
+    assert result.ok and state.combat.active and state.combat.round == 1
+    order = state.combat.order
+    assert [p.initiative for p in order] == sorted((p.initiative for p in order), reverse=True)
+    assert {"Aria", "Bram"} <= {p.name for p in order}
+    enemies = [p for p in order if p.faction == "enemy"]
+    assert len(enemies) == 3 and len({p.id for p in enemies}) == 3 and all(p.hp == p.max_hp for p in enemies)
+
+
+def test_combat_turns_damage_and_end(state):
+    move_party_to_grotto(state)
+    ctx = ctx_for(state)
+    call(ctx, '<start_combat encounter="wreckers-ambush"/>')
+    cctx = ctx_for(state, agent=COMBAT)
+    first = state.combat.turn_index
+    assert call(cctx, "<next_turn/>").ok and state.combat.turn_index != first
+    for p in [p for p in state.combat.order if p.faction == "enemy"]:
+        hit = call(cctx, f'<update_hp target="{p.name}" amount="99"/>')
+        assert hit.ok and "defeated" in hit.observation
+    step = call(cctx, "<next_turn/>")
+    assert step.ok and "No enemy is left standing" in step.observation
+    assert state.combat.current().faction != "enemy"  # fallen enemies are skipped
+    end = call(cctx, '<end_combat outcome="the wreckers fall"/>')
+    assert end.ok and not state.combat.active and "defeated:" in end.observation
+
+
+def test_next_turn_skips_the_fallen_and_counts_rounds(state):
+    move_party_to_grotto(state)
+    call(ctx_for(state), '<start_combat>{"enemy": [{"name": "Crab", "hp": 4, "ac": 11}]}</start_combat>')
+    cctx = ctx_for(state, agent=COMBAT)
+    state.characters["u2"].hp = 0  # Bram is down
+    names = []
+    for _ in range(4):
+        call(cctx, "<next_turn/>")
+        names.append(state.combat.current().name)
+    assert "Bram" not in names and state.combat.round >= 2
+
+
+def test_combat_errors(state):
+    ctx, cctx = ctx_for(state), ctx_for(state, agent=COMBAT)
+    failing(ctx, '<start_combat encounter="wreckers-ambush"/>', "not here")
+    failing(ctx, '<start_combat encounter="dragon"/>', "no encounter")
+    failing(ctx, "<start_combat/>", "at least one enemy")
+    failing(cctx, "<next_turn/>", "no combat")
+    failing(cctx, "<end_combat/>", "no combat")
+    call(ctx, '<start_combat>{"enemy": [{"name": "Crab", "hp": 4, "ac": 11}]}</start_combat>')
+    failing(ctx, '<start_combat>{"enemy": [{"name": "Crab", "hp": 4, "ac": 11}]}</start_combat>', "already")
+    failing(ctx, '<change_location location="brine-cup-tavern"/>', "during combat")
+
+
+# --- the executor's own refusals ------------------------------------------------------------------------------------
+
+def test_unknown_tool_lists_the_agents_tools(state):
+    result = failing(ctx_for(state), "<cast_spell>fireball</cast_spell>", "no tool called 'cast_spell'", "roll")
+    assert "next_turn" not in result.observation  # a combat-only tool is not offered to the narrator
+
+
+def test_disallowed_tool_for_agent(state):
+    npc = ctx_for(state, agent=NPC, npc="ysolde-marrick")
+    failing(npc, '<start_combat encounter="wreckers-ambush"/>', "not available to the npc agent")
+    failing(npc, '<update_hp target="Aria" amount="3"/>', "not available to the npc agent")
+    failing(ctx_for(state), "<next_turn/>", "not available to the narrative agent")
+
+
+@pytest.mark.parametrize("tag,fragment", [
+    ('<modify_inventory item=rope/>', "quotes"),
+    ("<roll>1d20", "never closed"),
+])
+def test_malformed_and_unclosed_tags(state, tag, fragment):
+    failing(ctx_for(state), tag, fragment)
+
+
+def test_a_crashing_tool_restores_the_state(state, monkeypatch):
+    from engine.tools import TOOLS
+
+    spec = TOOLS["modify_inventory"]
+
+    def explode(ctx, args):
+        ctx.state.characters["u1"].currency.gp = 999
+        raise RuntimeError("bug")
+
+    monkeypatch.setitem(TOOLS, "modify_inventory", type(spec)(**{**spec.__dict__, "func": explode}))
+    failing(ctx_for(state), '<modify_inventory item="rope"/>', "failed unexpectedly")
