@@ -24,7 +24,7 @@ from .prompts import system_prompt
 from .state import NPC, AgentType, Character, GameState, Message, utcnow
 from .store import Session, Store, TurnRecord, call_rows
 from .tags import escape
-from .tools import ToolCall, ToolContext, tools_for
+from .tools import TOOLS, ToolCall, ToolContext, tools_for
 from .tools.character import RestArgs, ShortRestArgs, long_rest, short_rest
 
 log = structlog.get_logger(__name__)
@@ -56,6 +56,20 @@ class TurnResult:
     turn_id: int
     state: GameState
     request: ModelRequest
+
+    def mechanics(self) -> list[str]:
+        """What players may see of the turn's tools: dice, and the first sentence of each change (no GM notes)."""
+        lines = []
+        for call in self.calls:
+            spec = TOOLS.get(call.name)
+            if not call.ok or spec is None:
+                continue
+            if call.name == "roll":
+                lines.append(f"🎲 {call.observation}")
+            elif spec.changes_state:
+                first = call.observation.split(". ", 1)[0].rstrip(".")
+                lines.append(f"• {first}.")
+        return lines
 
 
 def turn_seed(session_seed: int, turn: int) -> int:

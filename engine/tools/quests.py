@@ -43,8 +43,8 @@ def start_quest(ctx: ToolContext, args: StartQuestArgs) -> str:
 
 
 def quest_line(quest: Quest) -> str:
-    objectives = "; ".join(f"[{'x' if o.done else ' '}] {o.id}: {o.text}" for o in quest.objectives)
-    reward = f" Reward: {quest.reward}." if quest.reward else ""
+    objectives = "; ".join(f"[{'x' if o.done else ' '}] {o.id}: {o.text.rstrip('.')}" for o in quest.objectives)
+    reward = f" Reward: {quest.reward.rstrip('.')}." if quest.reward else ""
     return f"'{quest.title}' (id {quest.id}, {quest.status}). Objectives: {objectives or 'none'}.{reward}"
 
 

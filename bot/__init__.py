@@ -1,0 +1,1 @@
+"""Lorekeeper's front ends: the Discord bot, the terminal, and the `lorekeeper` command."""

@@ -1,0 +1,69 @@
+"""The `lorekeeper` command: `play` in a terminal (the Discord bot arrives as `bot`)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import getpass
+import random
+import sys
+from pathlib import Path
+
+from engine import Deps, Engine, GameError, ScriptedModel, Store, load_config
+from engine.state import AgentType
+
+from .settings import configure_logging, load_settings
+from .terminal import Terminal, load_script, play_keyboard, play_script, read_line
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="lorekeeper", description="Lorekeeper, an AI game master for D&D-style play.")
+    sub = top.add_subparsers(dest="command", required=True)
+    play = sub.add_parser("play", help="play in this terminal", description="Play a game in this terminal. "
+                          "The game is saved in the database and resumes next time.")
+    play.add_argument("--script", type=Path, help="play a YAML script (player lines and scripted model replies) without a keyboard")
+    play.add_argument("--game", default="terminal", help="which saved terminal game to play (default: terminal)")
+    play.add_argument("--adventure", help="adventure id for a new game (default: the first in the corpus)")
+    play.add_argument("--name", help="your character's name, for a new character")
+    play.add_argument("--class", dest="char_class", help="your character's class, for a new character")
+    play.add_argument("--db", type=Path, help="database file (default: LOREKEEPER_DB or data/lorekeeper.db)")
+    play.add_argument("--seed", type=int, help="seed for a new game's dice, to replay a session exactly")
+    return top
+
+
+async def run_play(args: argparse.Namespace) -> None:
+    settings = load_settings(db=args.db)
+    configure_logging(settings.log_level)
+    config = load_config(settings.config)
+    script = load_script(args.script) if args.script else None
+    if script is None:
+        raise GameError("Playing from the keyboard needs a language model, and none is set up yet. "
+                        "Run a scripted session with `lorekeeper play --script FILE` (see examples/).")
+    model = ScriptedModel()
+    async with Store.open(settings.db) as store:
+        rng = random.Random(args.seed) if args.seed is not None else random.Random()
+        engine = Engine(Deps(store, {a: model for a in AgentType}, config, settings.corpus, rng=rng))
+        terminal = Terminal(engine, f"terminal:{args.game}", "local", getpass.getuser() or "player",
+                            ask=None if script else read_line)
+        if script is not None:
+            await play_script(terminal, script, model)
+        else:
+            await play_keyboard(terminal, args.adventure, args.name, args.char_class)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        if args.command == "play":
+            asyncio.run(run_play(args))
+    except GameError as exc:
+        print(f"lorekeeper: {exc.message}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("\nThe game is saved. Until next time.", file=sys.stderr)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

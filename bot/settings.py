@@ -1,0 +1,59 @@
+"""Settings from the environment and .env, read in this one place and handed to the engine as values."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+
+import structlog
+from pydantic import ValidationError
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from engine.content import describe_validation
+from engine.errors import ConfigError
+
+REPO_CORPUS = Path(__file__).resolve().parent.parent / "corpus"
+
+
+class Settings(BaseSettings):
+    """Every setting is listed, with its meaning, in .env.example."""
+
+    model_config = SettingsConfigDict(env_prefix="LOREKEEPER_", env_file=".env", env_ignore_empty=True, extra="ignore")
+
+    db: Path = Path("data/lorekeeper.db")
+    config: Path | None = None
+    corpus: Path = REPO_CORPUS
+    log_level: str = "warning"
+
+
+def load_settings(**overrides: object) -> Settings:
+    try:
+        return Settings(**{k: v for k, v in overrides.items() if v is not None})
+    except ValidationError as exc:
+        raise ConfigError(f"A setting is invalid (see .env.example):\n{describe_validation(exc)}") from exc
+
+
+class _Stderr:
+    """Whatever sys.stderr is at the moment of writing (it may be replaced after logging is set up)."""
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+
+def configure_logging(level: str) -> None:
+    """structlog to stderr, key=value lines; event names are snake_case."""
+    numeric = logging.getLevelName(level.upper())
+    if not isinstance(numeric, int):
+        raise ConfigError(f"LOREKEEPER_LOG_LEVEL '{level}' is not a level; use debug, info, warning or error.")
+    logging.basicConfig(level=numeric, stream=sys.stderr, format="%(message)s")
+    structlog.configure(
+        processors=[structlog.processors.add_log_level, structlog.processors.TimeStamper(fmt="iso"),
+                    structlog.processors.format_exc_info, structlog.dev.ConsoleRenderer(colors=False)],
+        wrapper_class=structlog.make_filtering_bound_logger(numeric),
+        logger_factory=structlog.PrintLoggerFactory(file=_Stderr()),
+        cache_logger_on_first_use=False,
+    )

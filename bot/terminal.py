@@ -1,0 +1,216 @@
+"""Terminal play: the same engine as the Discord bot, driven by a keyboard or a script file."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import textwrap
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Awaitable, Callable
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from engine import Engine, GameError, NoGameRunning, ScriptedModel
+from engine.characters import CLASSES
+from engine.content import describe_validation
+from engine.errors import ConfigError
+from engine.state import AgentType, GameState
+from engine.tools.character import character_sheet
+from engine.tools.combat import tracker
+from engine.tools.quests import quest_line
+
+HELP = """Type what your character does, or @Name to speak to someone here. Commands:
+  /roll 2d6          roll dice           /sheet        your character sheet
+  /inventory         what you carry      /quests       the quest log
+  /rest short|long   rest                /status       where you are, the party, any combat
+  /help              this help           /quit         save and leave (the game is kept)"""
+
+
+class ScriptCharacter(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    name: str
+    char_class: str = Field(alias="class")
+
+
+class ScriptStep(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    say: str
+    replies: list[str] = Field(default_factory=list)
+
+
+class Script(BaseModel):
+    """A session without a keyboard: the player's lines, and what the scripted model answers to each."""
+
+    model_config = ConfigDict(extra="forbid")
+    adventure: str | None = None
+    character: ScriptCharacter | None = None
+    steps: list[ScriptStep] = Field(min_length=1)
+
+
+def load_script(path: Path) -> Script:
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"Cannot read the script {path}: {exc.strerror}.") from exc
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"The script {path} is not valid YAML: {exc}") from exc
+    try:
+        return Script.model_validate(raw)
+    except ValidationError as exc:
+        raise ConfigError(f"The script {path} is invalid:\n{describe_validation(exc)}") from exc
+
+
+def wrap(text: str, indent: str = "") -> str:
+    width = max(40, min(100, shutil.get_terminal_size((88, 20)).columns)) - len(indent)
+    paragraphs = text.split("\n")
+    return "\n".join(textwrap.fill(p, width, initial_indent=indent, subsequent_indent=indent) if p.strip() else "" for p in paragraphs)
+
+
+@dataclass
+class Terminal:
+    engine: Engine
+    channel: str
+    user_id: str
+    user_name: str
+    out: Callable[[str], None] = print
+    ask: Callable[[str], Awaitable[str]] | None = None
+    commands: dict[str, Callable[[str], Awaitable[None]]] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.commands = {"/roll": self.cmd_roll, "/sheet": self.cmd_sheet, "/inventory": self.cmd_inventory,
+                         "/quests": self.cmd_quests, "/rest": self.cmd_rest, "/status": self.cmd_status, "/help": self.cmd_help}
+
+    async def open(self, adventure: str | None) -> None:
+        """Resume this terminal's game, or start one."""
+        try:
+            state = await self.engine.state(self.channel)
+            self.out(wrap(f"Resuming {state.title} — turn {state.turn}, at {state.location().name}."))
+            self.out(wrap(await self.last_narration(), "  "))
+        except NoGameRunning:
+            state, intro = await self.engine.start_game(self.channel, adventure=adventure)
+            self.out(f"=== {state.title} ===\n")
+            self.out(wrap(intro, "  "))
+
+    async def last_narration(self) -> str:
+        session = await self.engine.session(self.channel)
+        messages = await self.engine.deps.store.messages(session.id, limit=10)
+        told = [m for m in messages if m.agent is not AgentType.PLAYER]
+        return told[-1].text if told else ""
+
+    async def ensure_character(self, name: str | None, char_class: str | None) -> None:
+        state = await self.engine.state(self.channel)
+        if self.user_id in state.characters:
+            ch = state.characters[self.user_id]
+            self.out(f"\nYou play {ch.name}, level {ch.level} {ch.char_class}.")
+            return
+        while True:
+            if name is None or char_class is None:
+                if self.ask is None:
+                    raise ConfigError("No character yet: give --name and --class, or a 'character' in the script.")
+                name = name or (await self.ask("Your character's name: ")).strip()
+                char_class = char_class or (await self.ask(f"Class ({', '.join(CLASSES)}): ")).strip()
+            try:
+                ch = await self.engine.create_character(self.channel, self.user_id, name, char_class)
+            except GameError as exc:
+                self.out(exc.message)
+                if self.ask is None:
+                    raise
+                name = char_class = None
+                continue
+            self.out(f"\n{ch.name} the {ch.char_class} joins the story. (/help lists commands)")
+            return
+
+    async def handle(self, line: str) -> bool:
+        """One line of input; False when the player leaves."""
+        line = line.strip()
+        if not line:
+            return True
+        if line in ("/quit", "/exit"):
+            self.out("The game is saved. Until next time.")
+            return False
+        try:
+            if line.startswith("/"):
+                word, _, rest = line.partition(" ")
+                command = self.commands.get(word.lower())
+                if command is None:
+                    self.out(f"Unknown command {word}.\n{HELP}")
+                else:
+                    await command(rest.strip())
+            else:
+                result = await self.engine.take_turn(self.channel, self.user_id, self.user_name, line)
+                speaker = result.npc.name if result.npc else "GM"
+                self.out(f"\n{speaker}:\n{wrap(result.reply, '  ')}")
+                for line in result.mechanics():
+                    self.out(wrap(line, "    "))
+                self.out("")
+        except GameError as exc:
+            self.out(wrap(exc.message))
+        return True
+
+    async def state(self) -> GameState:
+        return await self.engine.state(self.channel)
+
+    async def cmd_roll(self, expression: str) -> None:
+        self.out(f"🎲 {self.engine.roll(expression).describe()}")
+
+    async def cmd_sheet(self, _: str) -> None:
+        self.out(wrap(character_sheet(await self.engine.character(self.channel, self.user_id))))
+
+    async def cmd_inventory(self, _: str) -> None:
+        ch = await self.engine.character(self.channel, self.user_id)
+        items = "\n".join(f"  {i.quantity} × {i.name}" for i in ch.inventory) or "  nothing"
+        self.out(f"{ch.name} carries:\n{items}\nCoin: {ch.currency.describe()}")
+
+    async def cmd_quests(self, _: str) -> None:
+        quests = [q for q in (await self.state()).quests.values() if q.status != "offered"]
+        self.out("\n".join(wrap(quest_line(q)) for q in quests) or "No quests yet.")
+
+    async def cmd_rest(self, kind: str) -> None:
+        self.out(wrap(await self.engine.rest(self.channel, self.user_id, self.user_name, kind.lower() or "short")))
+
+    async def cmd_status(self, _: str) -> None:
+        state = await self.state()
+        loc = state.location()
+        party = ", ".join(f"{c.name} {c.hp}/{c.max_hp} HP" for c in state.characters.values())
+        here = ", ".join(n.name for n in state.present_npcs()) or "no one"
+        self.out(wrap(f"{loc.name}. Party: {party}. Here: {here}."))
+        if state.combat.active:
+            self.out(wrap(tracker(state)))
+
+    async def cmd_help(self, _: str) -> None:
+        self.out(HELP)
+
+
+async def play_script(terminal: Terminal, script: Script, model: ScriptedModel) -> None:
+    """Run a script: each step's replies are queued for the scripted model, then its line is played."""
+    await terminal.open(script.adventure)
+    await terminal.ensure_character(script.character.name if script.character else None,
+                                    script.character.char_class if script.character else None)
+    for step in script.steps:
+        model.add(*step.replies)
+        terminal.out(f"> {step.say}")
+        if not await terminal.handle(step.say):
+            break
+        if model.replies:
+            raise ConfigError(f"The script gave {len(model.replies)} more repl{'y' if len(model.replies) == 1 else 'ies'} "
+                              f"than the step '{step.say}' used.")
+
+
+async def play_keyboard(terminal: Terminal, adventure: str | None, name: str | None, char_class: str | None) -> None:
+    await terminal.open(adventure)
+    await terminal.ensure_character(name, char_class)
+    assert terminal.ask is not None
+    while True:
+        try:
+            line = await terminal.ask("> ")
+        except EOFError:
+            terminal.out("\nThe game is saved. Until next time.")
+            return
+        if not await terminal.handle(line):
+            return
+
+
+async def read_line(prompt: str) -> str:
+    return await asyncio.to_thread(input, prompt)

@@ -1,0 +1,85 @@
+"""`lorekeeper play` end to end: scripts, saved games, clear errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from bot.cli import main
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "quay.yaml"
+
+
+def play(tmp_path, capsys, *args):
+    code = main(["play", "--db", str(tmp_path / "t.db"), *args])
+    out = capsys.readouterr()
+    return code, out.out, " ".join(out.err.split())
+
+
+def test_the_example_script_plays_through(tmp_path, capsys):
+    code, out, err = play(tmp_path, capsys, "--script", str(EXAMPLE), "--seed", "1")
+    assert code == 0, err
+    assert "=== The Drowned Lantern of Saltmere ===" in out and "Aria the fighter joins the story" in out
+    assert "Ysolde Marrick:\n" in out and "🎲 1d20+1 →" in out and "Quest started" in out
+    assert "Coin: 9 gp" in out  # the tavern paid for with a tool call
+    assert "<" not in out.split("=== ")[1].replace("<3", "")  # no tag reaches the player
+
+
+def test_the_game_is_saved_and_resumed(tmp_path, capsys):
+    play(tmp_path, capsys, "--script", str(EXAMPLE))
+    again = tmp_path / "again.yaml"
+    again.write_text(yaml.safe_dump({"steps": [{"say": "/inventory"}, {"say": "/quests"}]}))
+    code, out, err = play(tmp_path, capsys, "--script", str(again))
+    assert code == 0, err
+    assert "Resuming The Drowned Lantern of Saltmere" in out and "You play Aria" in out
+    assert "Coin: 9 gp" in out and "relight-the-lantern, active" in out
+
+
+def test_same_seed_same_story(tmp_path, capsys):
+    _, first, _ = play(tmp_path, capsys, "--script", str(EXAMPLE), "--seed", "4", "--game", "a")
+    _, second, _ = play(tmp_path, capsys, "--script", str(EXAMPLE), "--seed", "4", "--game", "b")
+    assert first.split("> /roll")[0] == second.split("> /roll")[0]
+
+
+def test_commands_and_errors_in_play(tmp_path, capsys):
+    script = tmp_path / "s.yaml"
+    script.write_text(yaml.safe_dump({"character": {"name": "Bo", "class": "rogue"}, "steps": [
+        {"say": "/roll banana"}, {"say": "/rest nap"}, {"say": "/dance"}, {"say": "/status"}, {"say": "@Odile hello?"},
+        {"say": "/sheet"}, {"say": "/quit"}, {"say": "never reached"}]}))
+    code, out, err = play(tmp_path, capsys, "--script", str(script))
+    assert code == 0, err
+    assert "is not a dice expression" in out and "short or long" in out and "Unknown command /dance" in out
+    assert "Saltmere Quay. Party: Bo 9/9 HP" in out and "Odile Farrow is not here." in out
+    assert "level 1 rogue" in out and "The game is saved" in out and "never reached" not in out
+
+
+def test_bad_scripts_are_clear_errors(tmp_path, capsys):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("steps: [")
+    code, _, err = play(tmp_path, capsys, "--script", str(bad))
+    assert code == 2 and "not valid YAML" in err
+    bad.write_text(yaml.safe_dump({"steps": [{"sey": "typo"}]}))
+    code, _, err = play(tmp_path, capsys, "--script", str(bad))
+    assert code == 2 and "steps.0.say" in err
+    code, _, err = play(tmp_path, capsys, "--script", str(tmp_path / "missing.yaml"))
+    assert code == 2 and "Cannot read the script" in err
+    bad.write_text(yaml.safe_dump({"character": {"name": "Bo", "class": "rogue"},
+                                   "steps": [{"say": "/sheet", "replies": ["unused"]}]}))
+    code, _, err = play(tmp_path, capsys, "--script", str(bad), "--game", "x")
+    assert code == 2 and "more reply than the step '/sheet' used" in err
+
+
+def test_a_script_without_a_character_says_how_to_give_one(tmp_path, capsys):
+    script = tmp_path / "s.yaml"
+    script.write_text(yaml.safe_dump({"steps": [{"say": "hello"}]}))
+    code, _, err = play(tmp_path, capsys, "--script", str(script))
+    assert code == 2 and "--name and --class" in err
+
+
+def test_a_turn_that_fails_in_play_is_reported_and_the_session_goes_on(tmp_path, capsys):
+    script = tmp_path / "s.yaml"
+    script.write_text(yaml.safe_dump({"character": {"name": "Bo", "class": "rogue"}, "steps": [
+        {"say": "I look around."}, {"say": "/status"}]}))
+    code, out, err = play(tmp_path, capsys, "--script", str(script))
+    assert code == 0 and "Nothing happened" in " ".join(out.split()) and "Saltmere Quay" in out

@@ -1,0 +1,79 @@
+"""Adventure files: the shipped one loads; broken ones are reported precisely."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from engine import ConfigError
+from engine.content import find_adventure, list_adventures, load_adventure
+from tests.conftest import CORPUS
+
+MINIMAL = {
+    "id": "tiny", "title": "Tiny", "intro": "Hi.", "start_location": "a",
+    "locations": [{"id": "a", "name": "A", "description": "d", "exits": [{"to": "b"}]},
+                  {"id": "b", "name": "B", "description": "d", "secrets": [{"id": "s", "text": "t"}]}],
+    "npcs": [{"id": "n", "name": "N", "persona": "p", "location": "a", "knows_secrets": ["s"]}],
+    "quests": [{"id": "q", "title": "Q", "giver": "n", "objectives": [{"id": "o", "text": "do"}]}],
+    "encounters": [{"id": "e", "name": "E", "location": "b", "enemies": [{"name": "Rat", "hp": 2, "ac": 10}]}],
+}
+
+
+def write(tmp_path, data, folder="tiny"):
+    path = tmp_path / "adventures" / folder / "adventure.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump(data) if not isinstance(data, str) else data)
+    return path
+
+
+def test_shipped_adventure_meets_the_brief():
+    adv = find_adventure(CORPUS, "saltmere-lantern")
+    assert len(adv.locations) >= 4 and len(adv.npcs) >= 3 and adv.encounters
+    assert any(q.objectives for q in adv.quests)
+    assert all(n.persona and n.knows_secrets for n in adv.npcs[:3])
+    assert list(list_adventures(CORPUS)) == ["saltmere-lantern"]
+
+
+def test_minimal_adventure_loads_and_starts(tmp_path):
+    adv = load_adventure(write(tmp_path, MINIMAL))
+    state = adv.new_game(seed=3)
+    assert state.current_location == "a" and state.npcs["n"].location == "a"
+
+
+@pytest.mark.parametrize("mutate,message", [
+    (lambda d: d.update(start_location="nowhere"), "start_location 'nowhere'"),
+    (lambda d: d["locations"][0]["exits"].append({"to": "zz"}), "exit to unknown location 'zz'"),
+    (lambda d: d["locations"][0]["exits"].append({"to": "b", "requires": "key"}), "requires 'key'"),
+    (lambda d: d["npcs"][0].update(knows_secrets=["nope"]), "knows unknown secret 'nope'"),
+    (lambda d: d["quests"][0].update(giver="ghost"), "unknown npc 'ghost'"),
+    (lambda d: d["encounters"][0].update(location="moon"), "unknown location 'moon'"),
+    (lambda d: d["locations"].append(dict(d["locations"][0])), "location id 'a' is used twice"),
+    (lambda d: d["npcs"][0].update(attitude="grumpy"), "npcs.0.attitude"),
+    (lambda d: d.update(colour="red"), "colour"),
+])
+def test_broken_adventures_name_the_problem(tmp_path, mutate, message):
+    import copy
+
+    data = copy.deepcopy(MINIMAL)
+    mutate(data)
+    with pytest.raises(ConfigError) as err:
+        load_adventure(write(tmp_path, data))
+    assert message in err.value.message and "adventure.yaml" in err.value.message
+
+
+def test_bad_yaml_and_wrong_shapes(tmp_path):
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        load_adventure(write(tmp_path, "id: [unclosed"))
+    with pytest.raises(ConfigError, match="mapping at the top level"):
+        load_adventure(write(tmp_path, "- just\n- a list\n"))
+
+
+def test_unknown_adventure_lists_the_available_ones(tmp_path):
+    write(tmp_path, MINIMAL)
+    with pytest.raises(ConfigError, match="Available: tiny"):
+        find_adventure(tmp_path, "other")
+    with pytest.raises(ConfigError, match="No adventures found"):
+        find_adventure(tmp_path / "empty", None)
+    write(tmp_path, MINIMAL, folder="mismatch")
+    with pytest.raises(ConfigError, match="declares id 'tiny'"):
+        find_adventure(tmp_path, "mismatch")
