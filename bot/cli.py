@@ -9,7 +9,8 @@ import random
 import sys
 from pathlib import Path
 
-from engine import Deps, Engine, GameError, ScriptedModel, Store, load_config
+from engine import Deps, Engine, GameError, ModelClient, ScriptedModel, Store, load_config
+from engine.providers import build_models, check_models
 from engine.state import AgentType
 
 from .settings import configure_logging, load_settings
@@ -36,13 +37,16 @@ async def run_play(args: argparse.Namespace) -> None:
     configure_logging(settings.log_level)
     config = load_config(settings.config)
     script = load_script(args.script) if args.script else None
-    if script is None:
-        raise GameError("Playing from the keyboard needs a language model, and none is set up yet. "
-                        "Run a scripted session with `lorekeeper play --script FILE` (see examples/).")
     model = ScriptedModel()
+    if script is not None:
+        models: dict[AgentType, ModelClient] = {a: model for a in AgentType}
+    else:
+        models = build_models(config, settings.provider_keys())
+        print("Checking the language model ...", file=sys.stderr)
+        await check_models(config, models)
     async with Store.open(settings.db) as store:
         rng = random.Random(args.seed) if args.seed is not None else random.Random()
-        engine = Engine(Deps(store, {a: model for a in AgentType}, config, settings.corpus, rng=rng))
+        engine = Engine(Deps(store, models, config, settings.corpus, rng=rng))
         terminal = Terminal(engine, f"terminal:{args.game}", "local", getpass.getuser() or "player",
                             ask=None if script else read_line)
         if script is not None:

@@ -7,11 +7,12 @@ import sys
 from pathlib import Path
 
 import structlog
-from pydantic import ValidationError
+from pydantic import Field, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from engine.content import describe_validation
 from engine.errors import ConfigError
+from engine.providers import ProviderKeys
 
 REPO_CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 
@@ -25,6 +26,19 @@ class Settings(BaseSettings):
     config: Path | None = None
     corpus: Path = REPO_CORPUS
     log_level: str = "warning"
+    anthropic_api_key: SecretStr | None = Field(None, validation_alias="ANTHROPIC_API_KEY")
+    anthropic_base_url: str | None = Field(None, validation_alias="ANTHROPIC_BASE_URL")
+    openai_api_key: SecretStr | None = Field(None, validation_alias="OPENAI_API_KEY")
+    openai_base_url: str | None = Field(None, validation_alias="OPENAI_BASE_URL")
+    local_model: Path | None = None
+    model_timeout: float = Field(60.0, gt=0, le=600)
+
+    def provider_keys(self) -> ProviderKeys:
+        return ProviderKeys(
+            anthropic_api_key=self.anthropic_api_key.get_secret_value() if self.anthropic_api_key else None,
+            anthropic_base_url=self.anthropic_base_url,
+            openai_api_key=self.openai_api_key.get_secret_value() if self.openai_api_key else None,
+            openai_base_url=self.openai_base_url, local_model=self.local_model, timeout=self.model_timeout)
 
 
 def load_settings(**overrides: object) -> Settings:

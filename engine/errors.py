@@ -53,3 +53,7 @@ class ModelError(Exception):
         super().__init__(message)
         self.retryable = retryable
         self.retry_after = retry_after
+
+
+class ProviderConfigError(ModelError):
+    """A provider refused the configuration itself (bad key, unknown model): retrying cannot help."""

@@ -16,7 +16,7 @@ from .config import EngineConfig
 from .content import find_adventure
 from .context import game_context, history_messages, visible_history
 from .dice import Roll, roll as roll_dice
-from .errors import BadInput, ModelError, NoCharacter, NoGameRunning, ToolError, TurnFailed
+from .errors import BadInput, ModelError, NoCharacter, NoGameRunning, ProviderConfigError, ToolError, TurnFailed
 from .loop import Limits, ModelCall, run_agent
 from .models import ChatMessage, ModelClient, ModelRequest
 from .orchestrator import Route, route
@@ -210,7 +210,9 @@ class Engine:
             else:
                 log.exception("turn_crashed", channel_id=session.channel_id)
             await self.deps.store.record_failed_turn(session.id, player, record)
-            raise TurnFailed(APOLOGY, reason=record.error) from exc
+            # A configuration mistake will not fix itself: say what it is, so the admin can.
+            message = f"{APOLOGY}\n({exc})" if isinstance(exc, ProviderConfigError) else APOLOGY
+            raise TurnFailed(message, reason=record.error) from exc
         work.turn = seq
         record.model_calls = [asdict(c) for c in run.model_calls]
         speaker = chosen.npc

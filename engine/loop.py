@@ -11,7 +11,7 @@ from typing import Awaitable, Callable
 import structlog
 
 from .errors import ModelError
-from .models import ChatMessage, Completion, ModelClient, ModelRequest, estimate_tokens
+from .models import ChatMessage, Completion, ModelClient, ModelRequest, Usage, estimate_tokens
 from .tags import TagEvent, TagScanner, visible_text
 from .tools import TOOLS, ToolCall, ToolContext, run_tool
 
@@ -123,7 +123,7 @@ async def _generate(model: ModelClient, request: ModelRequest, run: AgentRun, fi
         attempt += 1
         started = time.perf_counter()
         try:
-            text, event, completion = await _read_stream(model, request, finishing)
+            text, event, completion, early = await _read_stream(model, request, finishing)
         except ModelError as exc:
             if not exc.retryable or attempt > limits.retries:
                 raise
@@ -132,23 +132,30 @@ async def _generate(model: ModelClient, request: ModelRequest, run: AgentRun, fi
             await sleep(delay)
             continue
         latency = (time.perf_counter() - started) * 1000
-        usage = completion.usage if completion else None
-        if usage is None:
+        usage = completion.usage if completion and completion.usage else None
+        if usage is not None:
+            usage_in, usage_out, cached, estimated = usage.input_tokens, usage.output_tokens, usage.cache_read_tokens, usage.estimated
+        elif early is not None:  # cut short at a tag: the provider's input figures, and the output we saw
+            usage_in, usage_out, cached, estimated = early.input_tokens, estimate_tokens(text), early.cache_read_tokens, True
+        else:
             prompt = request.system_text() + "".join(m.content for m in request.messages) + request.prefill
             usage_in, usage_out, cached, estimated = estimate_tokens(prompt), estimate_tokens(text), 0, True
-        else:
-            usage_in, usage_out, cached, estimated = usage.input_tokens, usage.output_tokens, usage.cache_read_tokens, usage.estimated
-        run.model_calls.append(ModelCall(model.provider, request.model, usage_in, usage_out, cached, estimated, round(latency, 2),
+        run.model_calls.append(ModelCall(model.provider, request.model or getattr(model, "default_model", ""), usage_in, usage_out, cached, estimated, round(latency, 2),
                                          completion.stop_reason if completion else "tool_tag", attempt))
         return text, event
 
 
-async def _read_stream(model: ModelClient, request: ModelRequest, finishing: bool) -> tuple[str, TagEvent | None, Completion | None]:
+async def _read_stream(model: ModelClient, request: ModelRequest, finishing: bool
+                       ) -> tuple[str, TagEvent | None, Completion | None, Usage | None]:
     scanner = TagScanner(TOOLS)
     event: TagEvent | None = None
     completion: Completion | None = None
+    early: Usage | None = None
     async with aclosing(model.stream(request)) as stream:  # leaving the block cancels the generation
         async for item in stream:
+            if isinstance(item, Usage):
+                early = item
+                continue
             if isinstance(item, Completion):
                 completion = item
                 break
@@ -156,13 +163,13 @@ async def _read_stream(model: ModelClient, request: ModelRequest, finishing: boo
             if event is not None and not finishing:
                 break
     if finishing:
-        return strip_tags(scanner.buf), None, completion
+        return strip_tags(scanner.buf), None, completion, early
     if event is None and completion is not None and completion.stop_sequence:
         # Providers drop the stop sequence from the text; it closes the tag the model was writing.
         event = scanner.feed(completion.stop_sequence)
     if event is None:
         event = scanner.finish()
-    return scanner.buf, event, completion
+    return scanner.buf, event, completion, early
 
 
 def strip_tags(text: str) -> str:

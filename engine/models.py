@@ -51,14 +51,14 @@ class Completion:
 
     stop_reason: Literal["end", "stop_sequence", "max_tokens"] = "end"
     stop_sequence: str | None = None
-    usage: Usage = field(default_factory=Usage)
+    usage: Usage | None = None  # None: the provider reported none, and the loop estimates it
 
 
-StreamItem = Union[str, Completion]
+StreamItem = Union[str, Usage, Completion]  # a Usage may come early, before the stream is cut short
 
 
 class ModelClient(Protocol):
-    """A language model that streams text. Closing the stream early cancels the generation."""
+    """A language model that streams text (and may report usage early). Closing the stream cancels the generation."""
 
     provider: str
     supports_prefill: bool

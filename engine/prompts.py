@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .models import ChatMessage
 from .state import NPC, AgentType
 from .tags import escape
 from .tools import tools_for
@@ -110,3 +111,35 @@ def system_prompt(agent: AgentType, npc: NPC | None = None) -> str:
         persona = f"## Who you are\n{npc.name} (id {npc.id}). {escape(npc.persona)}"
         return f"{role}\n\n{persona}\n\n{TAG_RULES}\n\n{tool_reference(agent)}"
     return f"{_ROLES[agent]}\n\n{TAG_RULES}\n\n{tool_reference(agent)}"
+
+
+def _pair(user: str, assistant: str) -> list[ChatMessage]:
+    return [ChatMessage("user", user), ChatMessage("assistant", assistant)]
+
+
+_EXAMPLES: dict[AgentType, list[ChatMessage]] = {
+    AgentType.NARRATIVE: _pair(
+        "[Tamsin (player example)]: I drink my healing potion.",
+        "Tamsin uncorks the vial and drinks. <roll>2d4+2</roll><observation>2d4+2 → 7 (2d4 (3, 2) + 2 = 7)</observation>"
+        '<update_hp target="Tamsin" amount="7" kind="healing"/><observation>Tamsin regains 7 HP: HP 11/11.</observation>'
+        '<modify_inventory item="healing potion" quantity="-1"/><observation>Tamsin loses 1 × healing potion (0 left).</observation>'
+        " Warmth floods back into her limbs.")
+    + _pair("[Tamsin (player example)]: What does the room look like?",
+            "Low beams, a smoky hearth, and a barkeep polishing the same mug for the tenth time."),
+    AgentType.COMBAT: _pair(
+        "[Tamsin (player example)]: I stab the goblin.",
+        "<roll>1d20+5</roll><observation>1d20+5 → 16 (1d20 (11) + 5 = 16)</observation> A hit! <roll>1d6+3</roll>"
+        "<observation>1d6+3 → 7 (1d6 (4) + 3 = 7)</observation>"
+        '<update_hp target="Goblin" amount="7" kind="damage"/><observation>Goblin takes 7 damage: HP 0/7. Goblin is defeated.</observation>'
+        " The goblin crumples. <next_turn/><observation>Round 1, Wolf's turn (enemy).</observation>"),
+    AgentType.NPC: _pair(
+        "[Tamsin (player example) to the NPC]: Can you spare a potion?",
+        '"Take this, and mind you come back in one piece." <modify_inventory item="healing potion" quantity="1"/>'
+        "<observation>Tamsin gains 1 × healing potion (now 1).</observation>")
+    + _pair("[Tamsin (player example) to the NPC]: How is business?", '"Slow. The fog keeps the boats in."'),
+}
+
+
+def example_exchange(agent: AgentType) -> list[ChatMessage]:
+    """A worked exchange that shows a small model when tool tags are used and when they are not."""
+    return list(_EXAMPLES.get(agent, []))

@@ -1,0 +1,41 @@
+"""Turning a provider's HTTP failures into ModelErrors: retryable, fatal, or a configuration mistake."""
+
+from __future__ import annotations
+
+from ..errors import ModelError, ProviderConfigError
+
+RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 529}
+
+
+def status_error(provider: str, status: int, detail: str, *, model: str, key_setting: str,
+                 retry_after: float | None = None) -> ModelError:
+    detail = " ".join(detail.split())[:300]
+    if status in (401, 403):
+        return ProviderConfigError(f"{provider} refused the API key (HTTP {status}: {detail}). "
+                                   f"Check {key_setting} in your .env (see .env.example).")
+    if status == 404:
+        return ProviderConfigError(f"{provider} does not know the model '{model}' (HTTP 404: {detail}). "
+                                   "Set another model for this agent in your config file (LOREKEEPER_CONFIG).")
+    if status in RETRYABLE_STATUS or status >= 500:
+        return ModelError(f"{provider} is unavailable for now (HTTP {status}: {detail})", retryable=True, retry_after=retry_after)
+    return ModelError(f"{provider} refused the request (HTTP {status}: {detail})")
+
+
+def retry_after_seconds(headers: object) -> float | None:
+    """Seconds to wait from Retry-After / retry-after-ms headers, bounded so a turn never waits minutes."""
+    get = getattr(headers, "get", None)
+    if get is None:
+        return None
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        value = get(name)
+        if value:
+            try:
+                return min(60.0, max(0.0, float(value) * scale))
+            except ValueError:
+                continue
+    return None
+
+
+def connection_error(provider: str, exc: BaseException) -> ModelError:
+    kind = "timed out" if "timeout" in type(exc).__name__.lower() else "could not be reached"
+    return ModelError(f"{provider} {kind} ({type(exc).__name__}: {exc})", retryable=True)

