@@ -9,12 +9,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Awaitable, Callable
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from engine import Engine, GameError, NoGameRunning, ScriptedModel
 from engine.characters import CLASSES
-from engine.content import describe_validation
+from engine.content import load_yaml_model
 from engine.errors import ConfigError
 from engine.state import AgentType, GameState
 from engine.tools.character import character_sheet
@@ -50,16 +49,7 @@ class Script(BaseModel):
 
 
 def load_script(path: Path) -> Script:
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"Cannot read the script {path}: {exc.strerror}.") from exc
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"The script {path} is not valid YAML: {exc}") from exc
-    try:
-        return Script.model_validate(raw)
-    except ValidationError as exc:
-        raise ConfigError(f"The script {path} is invalid:\n{describe_validation(exc)}") from exc
+    return load_yaml_model(path, Script, "script")
 
 
 def wrap(text: str, indent: str = "") -> str:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TypeVar
 
 import yaml
-from pydantic import Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from .errors import ConfigError
 from .state import NPC, Encounter, GameState, Location, Model, Party, Quest
@@ -70,23 +71,31 @@ class Adventure(Model):
         )
 
 
-def load_adventure(path: Path) -> Adventure:
-    """Read and check one adventure file; every problem is reported with the file's name."""
+M = TypeVar("M", bound=BaseModel)
+
+
+def load_yaml_model(path: Path, model: type[M], what: str) -> M:
+    """A YAML file read into a pydantic model; every problem is a ConfigError naming the file."""
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as exc:
-        raise ConfigError(f"Cannot read adventure file {path}: {exc.strerror}.") from exc
+        raise ConfigError(f"Cannot read the {what} {path}: {exc.strerror}.") from exc
     except yaml.YAMLError as exc:
-        raise ConfigError(f"Adventure file {path} is not valid YAML: {exc}") from exc
+        raise ConfigError(f"The {what} {path} is not valid YAML: {exc}") from exc
     if not isinstance(raw, dict):
-        raise ConfigError(f"Adventure file {path} must hold a mapping at the top level.")
+        raise ConfigError(f"The {what} {path} must hold a mapping at the top level.")
     try:
-        adventure = Adventure.model_validate(raw)
+        return model.model_validate(raw)
     except ValidationError as exc:
-        raise ConfigError(f"Adventure file {path} is invalid:\n{describe_validation(exc)}") from exc
+        raise ConfigError(f"The {what} {path} is invalid:\n{describe_validation(exc)}") from exc
+
+
+def load_adventure(path: Path) -> Adventure:
+    """Read and check one adventure file; every problem is reported with the file's name."""
+    adventure = load_yaml_model(path, Adventure, "adventure file")
     problems = adventure.check_references()
     if problems:
-        raise ConfigError(f"Adventure file {path} has broken references:\n" + "\n".join(f"- {p}" for p in problems))
+        raise ConfigError(f"The adventure file {path} has broken references:\n" + "\n".join(f"- {p}" for p in problems))
     return adventure
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import random
+import socket
 from pathlib import Path
 
 import pytest
@@ -16,6 +18,24 @@ from engine.tools import TOOLS, ToolCall, ToolContext, run_tool
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 CHANNEL = "chan-1"
+PROVIDER_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL")
+
+
+@pytest.fixture(autouse=True)
+def hermetic(tmp_path, monkeypatch):
+    """No developer .env, no real keys, and no connection beyond loopback: no test reaches the internet."""
+    monkeypatch.chdir(tmp_path)
+    for name in [*PROVIDER_ENV, *(k for k in os.environ if k.startswith("LOREKEEPER_"))]:
+        monkeypatch.delenv(name, raising=False)
+    real_connect = socket.socket.connect
+
+    def loopback_only(sock, address):
+        host = address[0] if isinstance(address, tuple) else address
+        if sock.family in (socket.AF_INET, socket.AF_INET6) and host not in ("127.0.0.1", "::1", "localhost"):
+            raise OSError(f"tests may not connect to {host}: loopback only")
+        return real_connect(sock, address)
+
+    monkeypatch.setattr(socket.socket, "connect", loopback_only)
 
 
 def new_state(seed: int = 7) -> GameState:

