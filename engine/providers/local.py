@@ -43,8 +43,11 @@ class LocalModel:
     provider = "local"
     supports_prefill = True
 
-    def __init__(self, model_path: Path | None = None, *, n_ctx: int = 8192, threads: int | None = None) -> None:
+    def __init__(self, model_path: Path | None = None, *, n_ctx: int = 8192, threads: int | None = None,
+                 repeat_penalty: float = 1.3) -> None:
         self.model_path = model_path or shipped_model_path()
+        # Greedy decoding on a 135M model loops on one phrase without a repeat penalty.
+        self.repeat_penalty = repeat_penalty
         self.default_model = self.model_path.name if self.model_path else GGUF_NAME
         self.n_ctx, self.threads = n_ctx, threads
         self._llm: Any = None
@@ -82,7 +85,8 @@ class LocalModel:
                 try:
                     finish, produced = "end", 0
                     for chunk in llm.create_completion(prompt, max_tokens=request.max_tokens, temperature=request.temperature,
-                                                       stop=stops, stream=True, seed=request.seed if request.seed is not None else -1):
+                                                       stop=stops, stream=True, seed=request.seed if request.seed is not None else -1,
+                                                       repeat_penalty=self.repeat_penalty):
                         if cancel.is_set():
                             return
                         choice = chunk["choices"][0]
