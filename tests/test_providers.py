@@ -265,3 +265,25 @@ async def test_the_suite_cannot_reach_beyond_loopback():
 
     with pytest.raises(OSError, match="loopback only"):
         socket.create_connection(("192.0.2.1", 443), timeout=1)
+
+
+@pytest.mark.parametrize("make", [claude, gpt])
+async def test_a_refused_connection_is_retried_then_fails_the_turn_cleanly(tmp_path, make):
+    import socket
+
+    with socket.socket() as probe:  # a port that was free a moment ago: nothing listens there
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+
+    class Nowhere:
+        url = f"http://127.0.0.1:{port}"
+
+    table, ctx, sleeps = await table_with(tmp_path, make(Nowhere()))
+    try:
+        before = (await table.state()).model_dump()
+        with pytest.raises(TurnFailed) as err:
+            await table.engine.take_turn(CHANNEL, "u1", "bob", "Hello?")
+        assert "could not be reached" in err.value.reason and len(sleeps) == 2
+        assert (await table.state()).model_dump() == before
+    finally:
+        await ctx.__aexit__(None, None, None)
