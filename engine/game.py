@@ -133,6 +133,34 @@ class Engine:
             raise NoCharacter()
         return state.characters[owner_id]
 
+    async def set_party_membership(self, channel_id: str, owner_id: str, member: bool) -> Character:
+        """A player's character joins or leaves the party; only members' plain messages are actions."""
+        async with self.channel_lock(channel_id):
+            session = await self.session(channel_id)
+            state = session.state
+            character = state.characters.get(owner_id)
+            if character is None:
+                raise NoCharacter()
+            ids = state.party.player_ids
+            if member == (owner_id in ids):
+                raise BadInput(f"{character.name} is {'already' if member else 'not'} in the party.")
+            if state.combat.active and not member:
+                raise BadInput(f"{character.name} cannot leave the party in the middle of a fight.")
+            if member:
+                ids.append(owner_id)
+            else:
+                ids.remove(owner_id)
+            await self.deps.store.save_state(session.id, state)
+            return character
+
+    async def recap(self, channel_id: str, last: int = 6) -> str:
+        """The story so far: the running summary, then the latest exchanges."""
+        session = await self.session(channel_id)
+        recent = await self.deps.store.messages(session.id, after_id=0, limit=last)
+        lines = [session.state.summary] if session.state.summary else []
+        lines += [f"**{m.author_name}:** {m.text}" for m in recent]
+        return "\n\n".join(lines) or "Nothing has happened yet."
+
     def roll(self, expression: str) -> Roll:
         """A roll at the table, outside any turn."""
         return roll_dice(expression, self.deps.rng)

@@ -262,3 +262,25 @@ async def test_engine_uses_injected_rng_for_new_sessions(tmp_path):
             state, _ = await eng.start_game("c")
             seeds.append(state.seed)
     assert seeds[0] == seeds[1]
+
+
+async def test_players_join_and_leave_the_party(table):
+    left = await table.engine.set_party_membership(CHANNEL, "u2", member=False)
+    assert left.name == "Bram" and (await table.state()).party.player_ids == ["u1"]
+    with pytest.raises(BadInput, match="not in the party"):
+        await table.engine.set_party_membership(CHANNEL, "u2", member=False)
+    await table.engine.set_party_membership(CHANNEL, "u2", member=True)
+    with pytest.raises(BadInput, match="already in the party"):
+        await table.engine.set_party_membership(CHANNEL, "u2", member=True)
+    with pytest.raises(NoCharacter):
+        await table.engine.set_party_membership(CHANNEL, "u9", member=True)
+    await table.turn("Fight!", '<start_combat>{"enemy": [{"name": "Crab", "hp": 4, "ac": 11}]}</start_combat>', " Go.")
+    with pytest.raises(BadInput, match="middle of a fight"):
+        await table.engine.set_party_membership(CHANNEL, "u2", member=False)
+
+
+async def test_recap_gives_the_summary_and_the_latest_exchanges(table):
+    assert "Fog rolls" in await table.engine.recap(CHANNEL)
+    await table.turn("I wave at the gulls.", "They ignore you.")
+    recap = await table.engine.recap(CHANNEL, last=2)
+    assert recap == "**bob:** I wave at the gulls.\n\n**Narrator:** They ignore you."
