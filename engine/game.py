@@ -17,7 +17,7 @@ from .content import find_adventure
 from .context import game_context, history_messages, visible_history
 from .dice import Roll, roll as roll_dice
 from .errors import BadInput, ModelError, NoCharacter, NoGameRunning, ProviderConfigError, ToolError, TurnFailed
-from .loop import Limits, ModelCall, run_agent
+from .loop import AgentRun, Limits, ModelCall, run_agent
 from .models import ChatMessage, ModelClient, ModelRequest
 from .orchestrator import Route, route
 from .prompts import system_prompt
@@ -81,6 +81,7 @@ class Engine:
     def __init__(self, deps: Deps) -> None:
         self.deps = deps
         self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
+        self.last_request: dict[str, ModelRequest] = {}  # per channel, for admins debugging a prompt
 
     def channel_lock(self, channel_id: str) -> asyncio.Lock:
         """Turns in one channel run one at a time, in arrival order; channels run in parallel."""
@@ -161,6 +162,9 @@ class Engine:
         lines += [f"**{m.author_name}:** {m.text}" for m in recent]
         return "\n\n".join(lines) or "Nothing has happened yet."
 
+    async def telemetry(self, channel_id: str) -> dict:
+        return await self.deps.store.telemetry((await self.session(channel_id)).id)
+
     def roll(self, expression: str) -> Roll:
         """A roll at the table, outside any turn."""
         return roll_dice(expression, self.deps.rng)
@@ -223,16 +227,19 @@ class Engine:
         player = Message(channel_id=session.channel_id, author_id=author_id, author_name=author_name,
                          agent=AgentType.PLAYER, npc_id=npc_id, text=text, witnesses=list(state.party.npc_ids))
         request = self._request(state, chosen, author_id, seen, player)
+        self.last_request[session.channel_id] = request
         model = self.deps.models[chosen.agent]
         started = utcnow()
         record = TurnRecord(seq=seq, agent=chosen.agent, npc_id=npc_id, status="ok", seed=seed, started_at=started)
+        run = AgentRun()
         try:
-            run = await run_agent(model, request, ctx, Limits(cfg.turn.tool_quota, cfg.turn.max_rounds), self.deps.sleep)
+            await run_agent(model, request, ctx, Limits(cfg.turn.tool_quota, cfg.turn.max_rounds), self.deps.sleep, run)
             reply = run.reply
             if not reply:
                 raise ModelError("the model's reply was empty once tags and thinking were removed")
         except Exception as exc:
             record.status, record.error = "failed", f"{type(exc).__name__}: {exc}"
+            record.model_calls = [asdict(c) for c in run.model_calls]
             if isinstance(exc, ModelError):
                 log.warning("turn_failed", channel_id=session.channel_id, error=record.error)
             else:

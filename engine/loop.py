@@ -63,9 +63,12 @@ Sleep = Callable[[float], Awaitable[None]]
 
 
 async def run_agent(model: ModelClient, base: ModelRequest, ctx: ToolContext, limits: Limits = Limits(),
-                    sleep: Sleep = asyncio.sleep) -> AgentRun:
-    """Run one agent's turn to completion; tools act on ctx.state, which the caller commits or discards."""
-    run = AgentRun()
+                    sleep: Sleep = asyncio.sleep, run: AgentRun | None = None) -> AgentRun:
+    """Run one agent's turn to completion; tools act on ctx.state, which the caller commits or discards.
+
+    Pass `run` to keep its accounting even when the turn fails with an exception.
+    """
+    run = run if run is not None else AgentRun()
     finishing = False
     while True:
         request = _continuation(base, run.segments, model.supports_prefill)
@@ -126,6 +129,9 @@ async def _generate(model: ModelClient, request: ModelRequest, run: AgentRun, fi
             text, event, completion, early = await _read_stream(model, request, finishing)
         except ModelError as exc:
             if not exc.retryable or attempt > limits.retries:
+                latency = (time.perf_counter() - started) * 1000
+                run.model_calls.append(ModelCall(model.provider, request.model or getattr(model, "default_model", ""),
+                                                 0, 0, 0, True, round(latency, 2), f"error: {exc}"[:200], attempt))
                 raise
             delay = exc.retry_after if exc.retry_after is not None else limits.backoff * 2 ** (attempt - 1)
             log.warning("model_retry", provider=model.provider, attempt=attempt, delay=delay, error=str(exc))

@@ -80,8 +80,18 @@ async def _m1_initial(db: aiosqlite.Connection) -> None:
     """)
 
 
+async def _m2_channel_settings(db: aiosqlite.Connection) -> None:
+    await _run_script(db, """
+        CREATE TABLE channel_settings (
+            channel_id TEXT PRIMARY KEY,
+            debug INTEGER NOT NULL DEFAULT 0
+        )
+    """)
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[aiosqlite.Connection], Any]]] = [
     (1, "initial", _m1_initial),
+    (2, "channel_settings", _m2_channel_settings),
 ]
 
 
@@ -274,6 +284,35 @@ class Store:
         async with self.db.execute("SELECT * FROM tool_calls WHERE turn_id = ? ORDER BY seq", (turn_id,)) as cur:
             rows = await cur.fetchall()
         return [ToolCallRow(r["name"], json.loads(r["args"]), bool(r["ok"]), r["observation"], r["persistence"]) for r in rows]
+
+
+    async def debug(self, channel_id: str) -> bool:
+        async with self.db.execute("SELECT debug FROM channel_settings WHERE channel_id = ?", (channel_id,)) as cur:
+            row = await cur.fetchone()
+        return bool(row and row[0])
+
+    async def set_debug(self, channel_id: str, on: bool) -> None:
+        async with self.transaction() as db:
+            await db.execute("INSERT INTO channel_settings (channel_id, debug) VALUES (?, ?) "
+                             "ON CONFLICT(channel_id) DO UPDATE SET debug = excluded.debug", (channel_id, int(on)))
+
+    async def telemetry(self, session_id: int) -> dict[str, Any]:
+        """Counts from the turn log: turns, tool calls by tool, model usage."""
+        turns = await self.turns(session_id)
+        async with self.db.execute(
+                "SELECT name, SUM(ok), COUNT(*) FROM tool_calls JOIN turns ON turns.id = tool_calls.turn_id "
+                "WHERE turns.session_id = ? GROUP BY name ORDER BY COUNT(*) DESC", (session_id,)) as cur:
+            tools = {row[0]: {"ok": row[1], "calls": row[2]} for row in await cur.fetchall()}
+        calls = [c for t in turns for c in t["model_calls"]]
+        latencies = sorted(c["latency_ms"] for c in calls)
+        return {
+            "turns": len(turns), "failed_turns": sum(t["status"] == "failed" for t in turns),
+            "tools": tools, "model_calls": len(calls),
+            "input_tokens": sum(c["input_tokens"] for c in calls), "output_tokens": sum(c["output_tokens"] for c in calls),
+            "cache_read_tokens": sum(c["cache_read_tokens"] for c in calls),
+            "latency_ms_p50": latencies[len(latencies) // 2] if latencies else None,
+            "by_agent": {a: sum(t["agent"] == a for t in turns) for a in sorted({t["agent"] for t in turns})},
+        }
 
 
 def _message(r: aiosqlite.Row) -> Message:

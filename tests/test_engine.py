@@ -284,3 +284,14 @@ async def test_recap_gives_the_summary_and_the_latest_exchanges(table):
     await table.turn("I wave at the gulls.", "They ignore you.")
     recap = await table.engine.recap(CHANNEL, last=2)
     assert recap == "**bob:** I wave at the gulls.\n\n**Narrator:** They ignore you."
+
+
+async def test_telemetry_counts_turns_tools_and_tokens(table):
+    await table.turn("I roll.", "<roll>1d20</roll>", " Done.")
+    with pytest.raises(TurnFailed):
+        await table.turn("Again.", ModelError("down"))
+    t = await table.engine.telemetry(CHANNEL)
+    assert t["turns"] == 2 and t["failed_turns"] == 1 and t["tools"] == {"roll": {"ok": 1, "calls": 1}}
+    # the failed turn's attempt is accounted for too
+    assert t["model_calls"] == 3 and t["input_tokens"] > 0 and t["by_agent"] == {"narrative": 2}
+    assert table.engine.last_request[CHANNEL].messages[-1].content.endswith("Again.")

@@ -110,6 +110,9 @@ async def test_anthropic_gives_up_after_bounded_retries_and_the_turn_changes_not
             await table.engine.take_turn(CHANNEL, "u1", "bob", "I take the lantern.")
         assert "Nothing happened" in err.value.message and "529" in err.value.reason
         assert (await table.state()).model_dump() == before and len(posts(server)) == 4 and len(sleeps) == 2
+        logged = (await table.store.turns((await table.engine.session(CHANNEL)).id))[-1]
+        assert logged["status"] == "failed" and [c["stop_reason"][:5] for c in logged["model_calls"]] == ["tool_", "error"]
+        assert logged["model_calls"][-1]["attempts"] == 3
     finally:
         await ctx.__aexit__(None, None, None)
 

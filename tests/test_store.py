@@ -72,3 +72,14 @@ async def test_commit_turn_is_all_or_nothing(tmp_path):
         assert loaded.state.characters["u1"].currency.gp == 10
         assert await store.messages(session.id, include_failed=True) == []
         assert await store.turns(session.id) == []
+
+
+async def test_debug_flag_persists_per_channel(tmp_path):
+    async with Store.open(tmp_path / "d.db") as store:
+        assert await store.debug("c") is False
+        await store.set_debug("c", True)
+        await store.set_debug("other", False)
+    async with Store.open(tmp_path / "d.db") as store:
+        assert await store.debug("c") is True and await store.debug("other") is False
+        await store.set_debug("c", False)
+        assert await store.debug("c") is False
