@@ -115,9 +115,10 @@ async def run_scenario(scenario: Scenario, models, config, tmp: Path, index: int
         return [c.name for c in result.calls], result.reply, time.perf_counter() - started
 
 
-async def main(provider: str, only: int | None) -> None:
+async def main(provider: str, only: int | None, suggestions: bool) -> None:
     settings = load_settings()
     config = load_config(settings.config)
+    config = config.model_copy(update={"turn": config.turn.model_copy(update={"suggestions": suggestions})})
     for agent in (AgentType.NARRATIVE, AgentType.COMBAT, AgentType.NPC, AgentType.SUMMARIZER):
         config.agents[agent] = config.agent(agent).model_copy(update={"provider": provider, "temperature": 0.0, "max_tokens": 160})
     models = build_models(config, settings.provider_keys())
@@ -132,7 +133,8 @@ async def main(provider: str, only: int | None) -> None:
             found_total += len(scenario.expected & set(called))
             rows.append((i + 1, scenario.message, ", ".join(sorted(scenario.expected)), ", ".join(called) or "-", ok, seconds))
     width = max(len(r[1]) for r in rows)
-    print(f"tool-call coverage, provider={provider}, temperature 0, {len(rows)} scenarios")
+    print(f"tool-call coverage, provider={provider}, temperature 0, {len(rows)} scenarios, "
+          f"pre-flight suggestions {'on' if suggestions else 'off'}")
     print(f"{'#':>2}  {'player message':<{width}}  {'expected':<30}  {'called':<40}  ok   secs")
     for n, message, expected, called, ok, seconds in rows:
         print(f"{n:>2}  {message:<{width}}  {expected:<30}  {called[:40]:<40}  {'yes' if ok else 'no ':<3}  {seconds:5.1f}")
@@ -144,6 +146,7 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--provider", default="local", choices=["local", "anthropic", "openai"])
     parser.add_argument("--only", type=int, help="run only the first N scenarios")
+    parser.add_argument("--no-suggestions", action="store_true", help="turn the pre-flight tool suggestor off (the baseline)")
     args = parser.parse_args()
     configure_logging("error")
-    asyncio.run(main(args.provider, args.only))
+    asyncio.run(main(args.provider, args.only, not args.no_suggestions))

@@ -28,6 +28,7 @@ class TurnSettings(Model):
     summarize_after: int = Field(60, ge=10, le=5_000)
     summary_keep: int = Field(20, ge=2, le=500)
     max_action_chars: int = Field(2000, ge=50, le=20_000)
+    suggestions: bool = True  # the pre-flight tool suggestor adds hints to each agent's context
 
 
 class EngineConfig(Model):

@@ -23,6 +23,7 @@ from .orchestrator import Route, route
 from .prompts import system_prompt
 from .state import NPC, AgentType, Character, GameState, Message, utcnow
 from .store import Session, Store, TurnRecord, call_rows
+from .suggestions import Suggestion, format_suggestions, suggest
 from .tags import escape
 from .tools import TOOLS, ToolCall, ToolContext, tools_for
 from .tools.character import RestArgs, ShortRestArgs, long_rest, short_rest
@@ -82,6 +83,7 @@ class Engine:
         self.deps = deps
         self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
         self.last_request: dict[str, ModelRequest] = {}  # per channel, for admins debugging a prompt
+        self.last_suggestions: dict[str, list[Suggestion]] = {}
 
     def channel_lock(self, channel_id: str) -> asyncio.Lock:
         """Turns in one channel run one at a time, in arrival order; channels run in parallel."""
@@ -226,7 +228,9 @@ class Engine:
         seen = visible_history(history, chosen.agent, npc_id)[-cfg.turn.history_messages:]
         player = Message(channel_id=session.channel_id, author_id=author_id, author_name=author_name,
                          agent=AgentType.PLAYER, npc_id=npc_id, text=text, witnesses=list(state.party.npc_ids))
-        request = self._request(state, chosen, author_id, seen, player)
+        hints = suggest(state, text, chosen.agent, chosen.npc) if cfg.turn.suggestions else []
+        self.last_suggestions[session.channel_id] = hints
+        request = self._request(state, chosen, author_id, seen, player, hints)
         self.last_request[session.channel_id] = request
         model = self.deps.models[chosen.agent]
         started = utcnow()
@@ -259,13 +263,15 @@ class Engine:
         return TurnResult(reply, chosen.agent, work.npcs.get(npc_id) if npc_id else None, run.calls, run.model_calls,
                           turn_id, work, request)
 
-    def _request(self, state: GameState, chosen: Route, actor_id: str, history: list[Message], player: Message) -> ModelRequest:
+    def _request(self, state: GameState, chosen: Route, actor_id: str, history: list[Message], player: Message,
+                 hints: list[Suggestion]) -> ModelRequest:
         settings = self.deps.config.agent(chosen.agent)
         npc_id = chosen.npc.id if chosen.npc else None
         messages = history_messages([*history, player], chosen.agent, npc_id, state)
         stop = ["<observation>"] + [f"</{t.name}>" for t in tools_for(chosen.agent)]
         return ModelRequest(agent=chosen.agent, model=settings.model, system=system_prompt(chosen.agent, chosen.npc),
-                            context=game_context(state, chosen.agent, actor_id, chosen.npc), messages=messages,
+                            context="\n\n".join(filter(None, [game_context(state, chosen.agent, actor_id, chosen.npc),
+                                                                format_suggestions(hints)])), messages=messages,
                             stop=stop, temperature=settings.temperature, max_tokens=settings.max_tokens)
 
     async def _maybe_summarize(self, session_id: int, state: GameState) -> None:
