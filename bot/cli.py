@@ -1,4 +1,4 @@
-"""The `lorekeeper` command: `play` in a terminal (the Discord bot arrives as `bot`)."""
+"""The `lorekeeper` command: `play` in a terminal, `bot` on Discord."""
 
 from __future__ import annotations
 
@@ -29,7 +29,17 @@ def parser() -> argparse.ArgumentParser:
     play.add_argument("--class", dest="char_class", help="your character's class, for a new character")
     play.add_argument("--db", type=Path, help="database file (default: LOREKEEPER_DB or data/lorekeeper.db)")
     play.add_argument("--seed", type=int, help="seed for a new game's dice, to replay a session exactly")
+    bot = sub.add_parser("bot", help="run the Discord bot", description="Run the Discord bot (settings: .env.example).")
+    bot.add_argument("--db", type=Path, help="database file (default: LOREKEEPER_DB or data/lorekeeper.db)")
     return top
+
+
+async def run_discord(args: argparse.Namespace) -> None:
+    from .main import run_bot  # discord.py loads only for the bot
+
+    settings = load_settings(db=args.db)
+    configure_logging(settings.log_level if settings.log_level != "warning" else "info")
+    await run_bot(settings)
 
 
 async def run_play(args: argparse.Namespace) -> None:
@@ -60,6 +70,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "play":
             asyncio.run(run_play(args))
+        elif args.command == "bot":
+            asyncio.run(run_discord(args))
     except GameError as exc:
         print(f"lorekeeper: {exc.message}", file=sys.stderr)
         return 2

@@ -32,6 +32,9 @@ class Settings(BaseSettings):
     openai_base_url: str | None = Field(None, validation_alias="OPENAI_BASE_URL")
     local_model: Path | None = None
     model_timeout: float = Field(60.0, gt=0, le=600)
+    discord_token: SecretStr | None = Field(None, validation_alias="DISCORD_TOKEN")
+    dev_guild: int | None = None  # sync slash commands to this guild at start-up (instant); otherwise by the owner
+    admin_role: str | None = None  # members with this role may use /gm-admin as well as those with Manage Server
 
     def provider_keys(self) -> ProviderKeys:
         return ProviderKeys(

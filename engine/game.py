@@ -164,6 +164,12 @@ class Engine:
         lines += [f"**{m.author_name}:** {m.text}" for m in recent]
         return "\n\n".join(lines) or "Nothing has happened yet."
 
+    async def debug(self, channel_id: str) -> bool:
+        return await self.deps.store.debug(channel_id)
+
+    async def set_debug(self, channel_id: str, on: bool) -> None:
+        await self.deps.store.set_debug(channel_id, on)
+
     async def telemetry(self, channel_id: str) -> dict:
         return await self.deps.store.telemetry((await self.session(channel_id)).id)
 

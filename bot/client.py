@@ -1,0 +1,107 @@
+"""The Discord bot: loads the cogs, and turns engine results into messages in the right order."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import defaultdict
+
+import discord
+import structlog
+from discord.ext import commands
+
+from engine import Engine
+from engine.game import TurnResult
+
+from .render import NO_PINGS
+from .settings import Settings
+from .text import split_message
+from .tree import GameTree
+from .voices import NpcVoices
+
+log = structlog.get_logger(__name__)
+
+EXTENSIONS = ("bot.cogs.game", "bot.cogs.character", "bot.cogs.party", "bot.cogs.play", "bot.cogs.admin")
+
+
+class LorekeeperBot(commands.Bot):
+    def __init__(self, engine: Engine, settings: Settings) -> None:
+        intents = discord.Intents.default()
+        intents.message_content = True  # plain messages in a game channel are actions
+        super().__init__(command_prefix=commands.when_mentioned, intents=intents, tree_cls=GameTree,
+                         allowed_mentions=NO_PINGS, help_command=None)
+        self.engine = engine
+        self.settings = settings
+        self.voices = NpcVoices()
+        self._order: defaultdict[int, asyncio.Lock] = defaultdict(asyncio.Lock)
+
+    async def setup_hook(self) -> None:
+        for extension in EXTENSIONS:
+            try:
+                await self.load_extension(extension)
+            except Exception:
+                log.exception("extension_failed", extension=extension)
+        if self.settings.dev_guild is not None:
+            guild = discord.Object(self.settings.dev_guild)
+            self.tree.copy_global_to(guild=guild)
+            synced = await self.tree.sync(guild=guild)
+            log.info("commands_synced", guild=self.settings.dev_guild, count=len(synced))
+
+    async def on_ready(self) -> None:
+        log.info("bot_ready", user=str(self.user), guilds=len(self.guilds))
+
+    async def play(self, channel: discord.abc.Messageable, user: discord.abc.User, text: str, *,
+                   followup: discord.Webhook | None = None, reply_to: discord.Message | None = None) -> TurnResult:
+        """One turn: ordered per channel (engine and delivery together), with typing shown while the model works."""
+        async with self._order[channel.id]:
+            async with channel.typing():
+                result = await self.engine.take_turn(str(channel.id), str(user.id), getattr(user, "display_name", user.name), text)
+            await self.deliver(channel, result, followup=followup, reply_to=reply_to, action=text, user=user)
+            return result
+
+    async def deliver(self, channel: discord.abc.Messageable, result: TurnResult, *, followup: discord.Webhook | None,
+                      reply_to: discord.Message | None, action: str, user: discord.abc.User) -> None:
+        pieces = split_message(result.reply)
+        mechanics = result.mechanics()
+        if mechanics:
+            footer = "\n".join(f"-# {line}" for line in mechanics)
+            if len(pieces[-1]) + len(footer) + 1 <= 2000:
+                pieces[-1] += "\n" + footer
+            else:
+                pieces += split_message(footer)
+        if result.npc is not None:
+            if followup is not None:
+                name = discord.utils.escape_markdown(getattr(user, "display_name", user.name))
+                await followup.send(f"**{name}** → {result.npc.name}: {action}"[:2000], allowed_mentions=NO_PINGS)
+            await self.voices.say(channel, result.npc, pieces)
+        else:
+            first, rest = pieces[0], pieces[1:]
+            if followup is not None:
+                await followup.send(first, allowed_mentions=NO_PINGS)
+            elif reply_to is not None:
+                await reply_to.reply(first, allowed_mentions=NO_PINGS, mention_author=False)
+            else:
+                await channel.send(first, allowed_mentions=NO_PINGS)
+            for piece in rest:
+                await channel.send(piece, allowed_mentions=NO_PINGS)
+        if await self.engine.debug(str(channel.id)):
+            await channel.send(debug_report(result), allowed_mentions=NO_PINGS)
+
+    async def on_message(self, message: discord.Message) -> None:
+        # No prefix commands for players; the owner's text commands (sync) answer to a mention only.
+        if message.author.bot or message.webhook_id is not None:
+            return
+        await self.process_commands(message)
+
+
+def debug_report(result: TurnResult) -> str:
+    lines = [f"agent: {result.agent.value}" + (f" ({result.npc.id})" if result.npc else "")]
+    for call in result.calls:
+        args = ", ".join(f"{k}={v!r}" for k, v in call.args.items())
+        lines.append(f"{'ok ' if call.ok else 'ERR'} {call.name}({args}) → {call.observation}")
+    for m in result.model_calls:
+        lines.append(f"model {m.provider}/{m.model}: {m.input_tokens} in, {m.output_tokens} out"
+                     f"{', ' + str(m.cache_read_tokens) + ' cached' if m.cache_read_tokens else ''}, {m.latency_ms:.0f} ms")
+    return "```\n" + "\n".join(lines)[:1990 - 8] + "\n```"
+
+
+__all__ = ["LorekeeperBot", "EXTENSIONS", "debug_report"]

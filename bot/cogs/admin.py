@@ -1,0 +1,143 @@
+"""/gm-admin: debug tools for server admins (hidden from other members, and checked again at run time)."""
+
+from __future__ import annotations
+
+import io
+import json
+from typing import Literal
+
+import discord
+from discord import app_commands
+from discord.ext import commands
+
+from engine import GameError
+from engine.content import list_adventures, load_adventure
+
+from ..client import LorekeeperBot
+from ..render import NO_PINGS
+
+INLINE_LIMIT = 1900
+
+
+def is_admin(interaction: discord.Interaction, admin_role: str | None) -> bool:
+    member = interaction.user
+    permissions = getattr(member, "guild_permissions", None)  # only a server member has them
+    if permissions is None:
+        return False
+    if permissions.manage_guild:
+        return True
+    return admin_role is not None and any(r.name == admin_role for r in getattr(member, "roles", []))
+
+
+def as_file(text: str, filename: str) -> discord.File:
+    return discord.File(io.BytesIO(text.encode("utf-8")), filename=filename)
+
+
+@app_commands.guild_only()
+@app_commands.default_permissions(manage_guild=True)
+class AdminCog(commands.GroupCog, group_name="gm-admin", group_description="Game master tools for server admins"):
+    def __init__(self, bot: LorekeeperBot) -> None:
+        self.bot = bot
+        super().__init__()
+
+    async def interaction_check(self, interaction: discord.Interaction) -> bool:
+        # Default permissions only hide the commands; a server can override them, so check again.
+        if not is_admin(interaction, self.bot.settings.admin_role):
+            raise app_commands.CheckFailure("not an admin")
+        return True
+
+    async def _say(self, interaction: discord.Interaction, text: str, filename: str = "output.txt") -> None:
+        if len(text) <= INLINE_LIMIT:
+            await interaction.response.send_message(text, ephemeral=True, allowed_mentions=NO_PINGS)
+        else:
+            await interaction.response.send_message(f"Attached ({len(text)} characters).", file=as_file(text, filename),
+                                                    ephemeral=True)
+
+    @app_commands.command(name="debug")
+    @app_commands.describe(mode="on: show agents, tool calls and token use after each reply in this channel")
+    async def debug(self, interaction: discord.Interaction, mode: Literal["on", "off"]) -> None:
+        """Show or hide the engine's workings after each reply here."""
+        await self.bot.engine.set_debug(str(interaction.channel_id), mode == "on")
+        await self._say(interaction, f"Debug output is {mode} in this channel.")
+
+    @app_commands.command(name="state")
+    async def state(self, interaction: discord.Interaction) -> None:
+        """This channel's game state, as JSON."""
+        state = await self.bot.engine.state(str(interaction.channel_id))
+        await self._say(interaction, "```json\n" + state.model_dump_json(indent=1) + "\n```", "state.json")
+
+    @app_commands.command(name="prompt")
+    async def prompt(self, interaction: discord.Interaction) -> None:
+        """The last prompt sent to the model for this channel."""
+        request = self.bot.engine.last_request.get(str(interaction.channel_id))
+        if request is None:
+            await self._say(interaction, "No prompt has been sent for this channel since the bot started.")
+            return
+        parts = [f"# agent: {request.agent.value}, model: {request.model or '(provider default)'}",
+                 "## system (cached part)", request.system, "## system (this turn)", request.context]
+        parts += [f"## {m.role}\n{m.content}" for m in request.messages]
+        await interaction.response.send_message("The last prompt is attached.", file=as_file("\n\n".join(parts), "prompt.md"),
+                                                ephemeral=True)
+
+    @app_commands.command(name="suggestions")
+    async def suggestions(self, interaction: discord.Interaction) -> None:
+        """The pre-flight tool suggestions of the last turn here."""
+        hints = self.bot.engine.last_suggestions.get(str(interaction.channel_id))
+        if hints is None:
+            text = "No turn has been played in this channel since the bot started."
+        elif not hints:
+            text = "The last turn got no suggestions (or suggestions are turned off in the config)."
+        else:
+            text = "\n".join(h.line() for h in hints)
+        await self._say(interaction, text)
+
+    @app_commands.command(name="telemetry")
+    async def telemetry(self, interaction: discord.Interaction) -> None:
+        """Turns, tool calls and model usage of this channel's game."""
+        data = await self.bot.engine.telemetry(str(interaction.channel_id))
+        await self._say(interaction, "```json\n" + json.dumps(data, indent=1) + "\n```", "telemetry.json")
+
+    @app_commands.command(name="reset")
+    async def reset(self, interaction: discord.Interaction) -> None:
+        """End this channel's game at once (its log is kept); /game start begins a new one."""
+        await self.bot.engine.end_game(str(interaction.channel_id))
+        await self._say(interaction, "This channel's game has been reset. Start a new one with /game start.")
+
+    @app_commands.command(name="reload-corpus")
+    async def reload_corpus(self, interaction: discord.Interaction) -> None:
+        """Re-read every adventure file and report any problem (new games use the files as they are now)."""
+        lines = []
+        for adventure_id, path in list_adventures(self.bot.settings.corpus).items():
+            try:
+                adventure = load_adventure(path)
+                lines.append(f"✅ {adventure_id}: {adventure.title}")
+            except GameError as exc:
+                lines.append(f"❌ {adventure_id}: {exc.message}")
+        await self._say(interaction, "\n".join(lines) or f"No adventures under {self.bot.settings.corpus}.", "corpus.txt")
+
+    @app_commands.command(name="sync")
+    @app_commands.describe(scope="guild: this server now; global: every server (can take a while to show)")
+    async def sync(self, interaction: discord.Interaction, scope: Literal["guild", "global"] = "guild") -> None:
+        """Sync the slash commands (the bot's owner only)."""
+        if not await self.bot.is_owner(interaction.user):
+            raise app_commands.CheckFailure("owner only")
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        synced = await sync_commands(self.bot, interaction.guild if scope == "guild" else None)
+        await interaction.followup.send(f"Synced {len(synced)} commands ({scope}).", ephemeral=True)
+
+    @commands.command(name="sync")
+    @commands.is_owner()
+    async def sync_text(self, ctx: commands.Context, scope: Literal["guild", "global"] = "guild") -> None:
+        """`@Lorekeeper sync [guild|global]`: the first sync, before any slash command exists."""
+        synced = await sync_commands(self.bot, ctx.guild if scope == "guild" else None)
+        await ctx.reply(f"Synced {len(synced)} commands ({scope}).", mention_author=False)
+
+
+async def sync_commands(bot: LorekeeperBot, guild: discord.abc.Snowflake | None) -> list[app_commands.AppCommand]:
+    if guild is not None:
+        bot.tree.copy_global_to(guild=guild)
+    return await bot.tree.sync(guild=guild)
+
+
+async def setup(bot: LorekeeperBot) -> None:
+    await bot.add_cog(AdminCog(bot))

@@ -1,0 +1,48 @@
+"""/char create|sheet|inventory."""
+
+from __future__ import annotations
+
+import discord
+from discord import app_commands
+from discord.ext import commands
+
+from engine.characters import CLASSES
+
+from ..client import LorekeeperBot
+from ..render import inventory_embed, sheet_embed
+
+
+class CharacterCog(commands.GroupCog, group_name="char", group_description="Your character in this channel's game"):
+    def __init__(self, bot: LorekeeperBot) -> None:
+        self.bot = bot
+        super().__init__()
+
+    @app_commands.command(name="create")
+    @app_commands.describe(name="Your character's name", char_class="A D&D 5e class", level="Starting level (1 to 20)")
+    @app_commands.rename(char_class="class")
+    async def create(self, interaction: discord.Interaction, name: app_commands.Range[str, 1, 40], char_class: str,
+                     level: app_commands.Range[int, 1, 20] = 1) -> None:
+        """Make your character for this game."""
+        ch = await self.bot.engine.create_character(str(interaction.channel_id), str(interaction.user.id), name, char_class, level)
+        await interaction.response.send_message(f"**{discord.utils.escape_markdown(ch.name)}** the {ch.char_class} joins the party.",
+                                                embed=sheet_embed(ch))
+
+    @create.autocomplete("char_class")
+    async def class_choices(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
+        return [app_commands.Choice(name=c, value=c) for c in CLASSES if current.lower() in c][:25]
+
+    @app_commands.command(name="sheet")
+    async def sheet(self, interaction: discord.Interaction) -> None:
+        """Your character sheet."""
+        ch = await self.bot.engine.character(str(interaction.channel_id), str(interaction.user.id))
+        await interaction.response.send_message(embed=sheet_embed(ch), ephemeral=True)
+
+    @app_commands.command(name="inventory")
+    async def inventory(self, interaction: discord.Interaction) -> None:
+        """What you carry."""
+        ch = await self.bot.engine.character(str(interaction.channel_id), str(interaction.user.id))
+        await interaction.response.send_message(embed=inventory_embed(ch), ephemeral=True)
+
+
+async def setup(bot: LorekeeperBot) -> None:
+    await bot.add_cog(CharacterCog(bot))

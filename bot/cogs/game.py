@@ -1,0 +1,74 @@
+"""/game start|end|status|recap."""
+
+from __future__ import annotations
+
+import discord
+from discord import app_commands
+from discord.ext import commands
+
+from engine.content import list_adventures
+
+from ..client import LorekeeperBot
+from ..render import NO_PINGS, combat_embed, status_embed
+from ..text import split_message
+
+
+class GameCog(commands.GroupCog, group_name="game", group_description="Start, end and follow a game in this channel"):
+    def __init__(self, bot: LorekeeperBot) -> None:
+        self.bot = bot
+        super().__init__()
+
+    @app_commands.command(name="start")
+    @app_commands.guild_only()
+    @app_commands.describe(adventure="Which adventure (default: the first one)", thread="Play in a new thread of this channel")
+    async def start(self, interaction: discord.Interaction, adventure: str | None = None, thread: bool = False) -> None:
+        """Start a new game here, or in a new thread."""
+        await interaction.response.defer(thinking=True)
+        channel = interaction.channel
+        if thread:
+            if not isinstance(channel, discord.TextChannel):
+                await interaction.followup.send("Threads can be started only from a text channel.")
+                return
+            channel = await channel.create_thread(name="Lorekeeper game", type=discord.ChannelType.public_thread,
+                                                  auto_archive_duration=1440)
+        state, intro = await self.bot.engine.start_game(str(channel.id), str(interaction.guild_id), adventure)
+        opening = f"## {state.title}\n{intro}\n\n-# Make your character with /char create, then say what you do."
+        pieces = split_message(opening)
+        if channel is interaction.channel:
+            await interaction.followup.send(pieces[0], allowed_mentions=NO_PINGS)
+            pieces = pieces[1:]
+        else:
+            await interaction.followup.send(f"The game begins in {channel.mention}.")
+        for piece in pieces:
+            await channel.send(piece, allowed_mentions=NO_PINGS)
+
+    @start.autocomplete("adventure")
+    async def adventure_choices(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
+        found = list_adventures(self.bot.settings.corpus)
+        return [app_commands.Choice(name=a, value=a) for a in found if current.lower() in a.lower()][:25]
+
+    @app_commands.command(name="end")
+    async def end(self, interaction: discord.Interaction) -> None:
+        """End the game in this channel (its log is kept)."""
+        await self.bot.engine.end_game(str(interaction.channel_id))
+        await interaction.response.send_message("The game is over. Start another with /game start.")
+
+    @app_commands.command(name="status")
+    async def status(self, interaction: discord.Interaction) -> None:
+        """Where the party is, who is in it, and any combat."""
+        state = await self.bot.engine.state(str(interaction.channel_id))
+        embeds = [status_embed(state)] + ([combat_embed(state)] if state.combat.active else [])
+        await interaction.response.send_message(embeds=embeds)
+
+    @app_commands.command(name="recap")
+    async def recap(self, interaction: discord.Interaction) -> None:
+        """The story so far."""
+        text = await self.bot.engine.recap(str(interaction.channel_id))
+        pieces = split_message(text)
+        await interaction.response.send_message(pieces[0], allowed_mentions=NO_PINGS)
+        for piece in pieces[1:]:
+            await interaction.followup.send(piece, allowed_mentions=NO_PINGS)
+
+
+async def setup(bot: LorekeeperBot) -> None:
+    await bot.add_cog(GameCog(bot))

@@ -1,0 +1,88 @@
+"""Playing: /act, /roll, /quests, /rest, and plain messages (or replies to an NPC) from party members."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import discord
+from discord import app_commands
+from discord.ext import commands
+
+from engine import GameError, NoGameRunning
+from engine.dice import Roll
+
+from ..client import LorekeeperBot
+from ..render import NO_PINGS, quests_embed
+from ..tree import InputError
+
+
+class DiceTransformer(app_commands.Transformer):
+    """A dice expression, rolled as it is parsed; a bad one is a friendly error, not a stack trace."""
+
+    async def transform(self, interaction: discord.Interaction, value: str) -> Roll:
+        bot: LorekeeperBot = interaction.client  # type: ignore[assignment]
+        try:
+            return bot.engine.roll(value)
+        except GameError as exc:
+            raise InputError(exc.message) from None
+
+
+class PlayCog(commands.Cog):
+    def __init__(self, bot: LorekeeperBot) -> None:
+        self.bot = bot
+
+    @app_commands.command(name="act")
+    @app_commands.guild_only()
+    @app_commands.describe(action="What your character does or says; @Name speaks to someone here")
+    async def act(self, interaction: discord.Interaction, action: app_commands.Range[str, 1, 2000]) -> None:
+        """Do something in the game."""
+        await interaction.response.defer(thinking=True)
+        assert interaction.channel is not None
+        await self.bot.play(interaction.channel, interaction.user, action, followup=interaction.followup)
+
+    @app_commands.command(name="roll")
+    @app_commands.describe(dice="For example 1d20+3, 2d6, 4d6kh3 or 1d20+2 adv")
+    async def roll(self, interaction: discord.Interaction, dice: app_commands.Transform[Roll, DiceTransformer]) -> None:
+        """Roll dice."""
+        name = discord.utils.escape_markdown(interaction.user.display_name)
+        await interaction.response.send_message(f"🎲 {name} rolls {dice.describe()}", allowed_mentions=NO_PINGS)
+
+    @app_commands.command(name="quests")
+    async def quests(self, interaction: discord.Interaction) -> None:
+        """The party's quest log."""
+        state = await self.bot.engine.state(str(interaction.channel_id))
+        await interaction.response.send_message(embed=quests_embed(state))
+
+    @app_commands.command(name="rest")
+    @app_commands.describe(kind="A short rest (an hour, hit dice) or a long rest (a night, full recovery)")
+    async def rest(self, interaction: discord.Interaction, kind: Literal["short", "long"]) -> None:
+        """Rest your character."""
+        text = await self.bot.engine.rest(str(interaction.channel_id), str(interaction.user.id),
+                                          interaction.user.display_name, kind)
+        await interaction.response.send_message(text, allowed_mentions=NO_PINGS)
+
+    @commands.Cog.listener()
+    async def on_message(self, message: discord.Message) -> None:
+        if message.author.bot or message.webhook_id is not None or message.guild is None or not message.content.strip():
+            return
+        if self.bot.user is not None and message.content.startswith((f"<@{self.bot.user.id}>", f"<@!{self.bot.user.id}>")):
+            return  # addressed to the bot itself: a text command, not an action
+        channel_id = str(message.channel.id)
+        try:
+            state = await self.bot.engine.state(channel_id)
+        except NoGameRunning:
+            return
+        if str(message.author.id) not in state.party.player_ids:
+            return  # table talk from people who are not playing
+        text = message.content
+        replied = message.reference.resolved if message.reference else None
+        if isinstance(replied, discord.Message) and self.bot.voices.is_npc_message(replied) and "@" not in text:
+            text = f"@{replied.author.name} {text}"  # a reply to an NPC speaks to that NPC
+        try:
+            await self.bot.play(message.channel, message.author, text, reply_to=message)
+        except GameError as exc:
+            await message.reply(exc.message, allowed_mentions=NO_PINGS, mention_author=False)
+
+
+async def setup(bot: LorekeeperBot) -> None:
+    await bot.add_cog(PlayCog(bot))

@@ -1,0 +1,38 @@
+"""`lorekeeper bot`: build everything once, then run the Discord client until stopped."""
+
+from __future__ import annotations
+
+import random
+
+import discord
+import structlog
+
+from engine import ConfigError, Deps, Engine, Store, load_config
+from engine.providers import build_models, check_models
+
+from .client import LorekeeperBot
+from .settings import Settings
+
+log = structlog.get_logger(__name__)
+
+NO_TOKEN = ("No Discord token: set DISCORD_TOKEN in .env (see .env.example for every setting). "
+            "To play without Discord, run `lorekeeper play`.")
+
+
+async def run_bot(settings: Settings) -> None:
+    if settings.discord_token is None or not settings.discord_token.get_secret_value().strip():
+        raise ConfigError(NO_TOKEN)
+    config = load_config(settings.config)
+    models = build_models(config, settings.provider_keys())
+    await check_models(config, models)
+    async with Store.open(settings.db) as store:
+        engine = Engine(Deps(store, models, config, settings.corpus, rng=random.Random()))
+        async with LorekeeperBot(engine, settings) as bot:
+            try:
+                await bot.start(settings.discord_token.get_secret_value())
+            except discord.LoginFailure as exc:
+                raise ConfigError("Discord refused the token in DISCORD_TOKEN: copy it again from the developer portal "
+                                  "(see .env.example). To play without Discord, run `lorekeeper play`.") from exc
+            except discord.PrivilegedIntentsRequired as exc:
+                raise ConfigError("Turn on the Message Content intent for the bot in the Discord developer portal "
+                                  "(Bot → Privileged Gateway Intents): plain messages in a game are actions.") from exc

@@ -1,0 +1,76 @@
+"""Game state as Discord embeds, and the one mention policy for anything the model wrote."""
+
+from __future__ import annotations
+
+import discord
+
+from engine.state import Character, GameState
+from engine.tools.combat import participant_hp
+from engine.tools.quests import quest_line
+
+COLOUR = discord.Colour.dark_teal()
+NO_PINGS = discord.AllowedMentions.none()
+
+
+def clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def sheet_embed(ch: Character) -> discord.Embed:
+    embed = discord.Embed(title=clip(ch.name, 256), description=f"Level {ch.level} {ch.char_class}", colour=COLOUR)
+    embed.add_field(name="Hit points", value=f"{ch.hp}/{ch.max_hp}" + (" (down)" if ch.hp == 0 else ""))
+    embed.add_field(name="Armour class", value=str(ch.ac))
+    embed.add_field(name="Hit dice", value=f"{ch.hit_dice}d{ch.hit_die}")
+    abilities = "  ".join(f"**{a[:3].upper()}** {getattr(ch.abilities, a)} ({ch.abilities.mod(a):+d})"
+                          for a in type(ch.abilities).model_fields)
+    embed.add_field(name="Abilities", value=abilities, inline=False)
+    embed.add_field(name="Conditions", value=", ".join(ch.conditions) or "none", inline=False)
+    return embed
+
+
+def inventory_embed(ch: Character) -> discord.Embed:
+    items = "\n".join(f"{i.quantity} × {i.name}" for i in ch.inventory) or "Nothing at all."
+    embed = discord.Embed(title=clip(f"{ch.name}'s pack", 256), description=clip(items, 4096), colour=COLOUR)
+    embed.add_field(name="Coin", value=ch.currency.describe())
+    return embed
+
+
+def quests_embed(state: GameState) -> discord.Embed:
+    embed = discord.Embed(title="Quest log", colour=COLOUR)
+    known = [q for q in state.quests.values() if q.status != "offered"]
+    for q in known[:25]:
+        marks = "\n".join(f"{'☑' if o.done else '☐'} {o.text}" for o in q.objectives) or "—"
+        reward = f"\n*Reward: {q.reward}*" if q.reward else ""
+        embed.add_field(name=clip(f"{q.title} ({q.status})", 256), value=clip(marks + reward, 1024), inline=False)
+    if not known:
+        embed.description = "No quests yet. Talk to people; someone in this town needs help."
+    return embed
+
+
+def combat_embed(state: GameState) -> discord.Embed:
+    combat = state.combat
+    embed = discord.Embed(title=f"Combat, round {combat.round}", colour=discord.Colour.dark_red())
+    rows = []
+    for i, p in enumerate(combat.order):
+        hp, max_hp = participant_hp(state, p)
+        marker = "▶" if i == combat.turn_index else "　"
+        health = "down" if hp == 0 else f"{hp}/{max_hp} HP"
+        rows.append(f"{marker} **{p.name}** ({p.faction}) · init {p.initiative} · AC {p.ac} · {health}")
+    embed.description = clip("\n".join(rows), 4096)
+    return embed
+
+
+def status_embed(state: GameState) -> discord.Embed:
+    loc = state.location()
+    embed = discord.Embed(title=clip(state.title, 256), description=clip(f"**{loc.name}**\n{loc.description}", 4096), colour=COLOUR)
+    party = [f"{c.name} ({c.char_class}) {c.hp}/{c.max_hp} HP" for pid, c in state.characters.items() if pid in state.party.player_ids]
+    party += [f"{state.npcs[n].name} (companion)" for n in state.party.npc_ids]
+    embed.add_field(name="Party", value=clip("\n".join(party) or "Nobody yet: /char create", 1024), inline=False)
+    here = [n.name for n in state.present_npcs() if n.id not in state.party.npc_ids]
+    if here:
+        embed.add_field(name="Here", value=clip(", ".join(here), 1024), inline=False)
+    active = [quest_line(q) for q in state.quests.values() if q.status == "active"]
+    if active:
+        embed.add_field(name="Quests", value=clip("\n".join(active), 1024), inline=False)
+    embed.set_footer(text=f"Turn {state.turn}" + (" · in combat" if state.combat.active else ""))
+    return embed
