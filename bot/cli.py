@@ -59,10 +59,13 @@ async def run_play(args: argparse.Namespace) -> None:
         engine = Engine(Deps(store, models, config, settings.corpus, rng=rng))
         terminal = Terminal(engine, f"terminal:{args.game}", "local", getpass.getuser() or "player",
                             ask=None if script else read_line)
-        if script is not None:
-            await play_script(terminal, script, model)
-        else:
-            await play_keyboard(terminal, args.adventure, args.name, args.char_class)
+        try:
+            if script is not None:
+                await play_script(terminal, script, model)
+            else:
+                await play_keyboard(terminal, args.adventure, args.name, args.char_class)
+        finally:
+            await engine.drain()  # a summary still being written is kept, not cut off
 
 
 def main(argv: list[str] | None = None) -> int:

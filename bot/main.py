@@ -36,3 +36,5 @@ async def run_bot(settings: Settings) -> None:
             except discord.PrivilegedIntentsRequired as exc:
                 raise ConfigError("Turn on the Message Content intent for the bot in the Discord developer portal "
                                   "(Bot → Privileged Gateway Intents): plain messages in a game are actions.") from exc
+            finally:
+                await engine.drain()

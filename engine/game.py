@@ -84,6 +84,7 @@ class Engine:
         self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
         self.last_request: dict[str, ModelRequest] = {}  # per channel, for admins debugging a prompt
         self.last_suggestions: dict[str, list[Suggestion]] = {}
+        self._background: set[asyncio.Task[None]] = set()
 
     def channel_lock(self, channel_id: str) -> asyncio.Lock:
         """Turns in one channel run one at a time, in arrival order; channels run in parallel."""
@@ -219,8 +220,22 @@ class Engine:
                 raise NoCharacter()
             chosen = route(state, text)
             result = await self._run_turn(session, chosen, author_id, author_name, text)
-            await self._maybe_summarize(session.id, result.state)
-            return result
+        # The reply goes out now; the summary (a model call) waits its turn on the channel lock.
+        task = asyncio.create_task(self._summarize_when_free(channel_id))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+        return result
+
+    async def drain(self) -> None:
+        """Wait for background work (summaries) to finish: before shutting down, and in tests."""
+        while self._background:
+            await asyncio.gather(*list(self._background), return_exceptions=True)
+
+    async def _summarize_when_free(self, channel_id: str) -> None:
+        async with self.channel_lock(channel_id):
+            session = await self.deps.store.load_session(channel_id)
+            if session is not None:
+                await self._maybe_summarize(session.id, session.state)
 
     async def _run_turn(self, session: Session, chosen: Route, author_id: str, author_name: str, text: str) -> TurnResult:
         state, cfg = session.state, self.deps.config
@@ -299,7 +314,7 @@ class Engine:
         ctx = ToolContext(state.model_copy(deep=True), random.Random(0), AgentType.SUMMARIZER)
         try:
             run = await run_agent(model, request, ctx, Limits(tool_quota=1, max_rounds=1), self.deps.sleep)
-        except Exception as exc:  # the turn is already committed; the summary can wait for the next one
+        except Exception as exc:  # the turn is already committed; the summary can wait until after the next one
             log.warning("summary_failed", session_id=session_id, error=str(exc))
             return
         if not run.reply:

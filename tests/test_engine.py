@@ -198,6 +198,7 @@ async def test_summarizer_compacts_old_history(tmp_path):
             await t.turn(f"Action {i}.", f"Outcome {i}.")
         assert all(r.agent is not AgentType.SUMMARIZER for r in t.model.requests)
         await t.turn("Action 4.", "Outcome 4.", "The party arrived in Saltmere and did five things.")
+        await t.engine.drain()
         summary_request = t.model.requests[-1]
         assert summary_request.agent is AgentType.SUMMARIZER and "Outcome 0." in summary_request.messages[0].content
         state = await t.state()
@@ -211,6 +212,36 @@ async def test_summarizer_compacts_old_history(tmp_path):
         await ctx.__aexit__(None, None, None)
 
 
+async def test_the_reply_does_not_wait_for_the_summary_but_the_next_turn_does(tmp_path):
+    t, ctx = await make_table(tmp_path / "s.db")
+    cfg = t.engine.deps.config
+    t.engine.deps.config = cfg.model_copy(update={"turn": cfg.turn.model_copy(update={"summarize_after": 10, "summary_keep": 4})})
+    gate = asyncio.Event()
+
+    class GatedModel(ScriptedModel):  # the summarizer's call waits until the test opens the gate
+        async def stream(self, request):
+            if request.agent is AgentType.SUMMARIZER:
+                await gate.wait()
+            async for item in super().stream(request):
+                yield item
+
+    try:
+        shared = GatedModel([f"Outcome {i}." for i in range(5)] + ["A summary.", "Next."])
+        t.engine.deps.models = {a: shared for a in AgentType}
+        for i in range(5):
+            result = await t.engine.take_turn(CHANNEL, "u1", "bob", f"Action {i}.")
+        assert result.reply == "Outcome 4."  # returned while the summary is still waiting
+        nxt = asyncio.create_task(t.engine.take_turn(CHANNEL, "u1", "bob", "Next action."))
+        await asyncio.sleep(0.05)
+        assert not nxt.done()  # the next turn waits for the summary, so it reads the new one
+        gate.set()
+        assert (await nxt).reply == "Next."
+        assert "A summary." in shared.requests[-1].context
+    finally:
+        await t.engine.drain()
+        await ctx.__aexit__(None, None, None)
+
+
 async def test_a_failing_summarizer_costs_the_turn_nothing(tmp_path):
     t, ctx = await make_table(tmp_path / "s.db")
     cfg = t.engine.deps.config
@@ -219,6 +250,7 @@ async def test_a_failing_summarizer_costs_the_turn_nothing(tmp_path):
         for i in range(4):
             await t.turn(f"Action {i}.", f"Outcome {i}.")
         result = await t.turn("Action 4.", "Outcome 4.", ModelError("summarizer down"))
+        await t.engine.drain()
         assert result.reply == "Outcome 4." and (await t.state()).summary == ""
         assert (await t.state()).turn == 5
     finally:
