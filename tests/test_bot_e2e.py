@@ -1,0 +1,203 @@
+"""The real Lorekeeper bot (real discord.py client, real engine, scripted model) against the loopback fake Discord."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+
+import discord
+import pytest
+
+from bot.client import LorekeeperBot
+from bot.settings import load_settings
+from engine import Deps, Engine, ScriptedModel, Store, load_config
+from engine.state import AgentType
+from tests.conftest import CORPUS
+from tests.fake_discord import CommandNotAvailable, FakeDiscord
+
+MANAGE_GUILD = discord.Permissions(manage_guild=True).value
+
+
+@contextlib.asynccontextmanager
+async def lorekeeper(tmp_path, fake: FakeDiscord, model: ScriptedModel):
+    async with Store.open(tmp_path / "bot.db") as store:
+        engine = Engine(Deps(store, {a: model for a in AgentType}, load_config(), CORPUS, rng=random.Random(3)))
+        settings = load_settings(dev_guild=fake.guild_id)
+        bot = FakeDiscord.fast_ready(LorekeeperBot(engine, settings))
+        errors: list[str] = []
+        bot.on_error = lambda event, *a, **k: errors.append(event)  # type: ignore[method-assign]
+        await bot.login(fake.token)
+        task = asyncio.create_task(bot.connect())
+        try:
+            await asyncio.wait_for(bot.wait_until_ready(), 5)
+            yield bot
+        finally:
+            await bot.close()
+            await asyncio.wait_for(task, 5)
+            await engine.drain()
+        assert errors == []
+
+
+@pytest.fixture
+async def fake():
+    async with FakeDiscord() as fake:
+        yield fake
+        assert fake.internal_errors == []
+
+
+@pytest.fixture
+def model():
+    return ScriptedModel(chunk_size=9)
+
+
+@pytest.fixture
+async def bot(tmp_path, fake, model):
+    async with lorekeeper(tmp_path, fake, model) as bot:
+        yield bot
+    assert fake.unknown_routes == []
+
+
+async def game_with_players(bot: LorekeeperBot, fake: FakeDiscord, channel: str = "general") -> str:
+    cid = str(fake.channel(channel).id)
+    await bot.engine.start_game(cid)
+    await bot.engine.create_character(cid, str(fake.user("alice").id), "Aria", "fighter")
+    await bot.engine.create_character(cid, str(fake.user("bob").id), "Bram", "wizard")
+    return cid
+
+
+def walk(commands: list[dict]):
+    """Every command and (nested) option in a synced payload."""
+    stack = list(commands)
+    while stack:
+        item = stack.pop()
+        yield item
+        stack.extend(item.get("options", []))
+
+
+async def test_synced_commands_obey_discords_limits(fake, bot):
+    [put] = fake.calls("PUT", rf"/applications/{fake.application_id}/guilds/{fake.guild_id}/commands")
+    names = {c["name"] for c in put.json}
+    assert {"game", "char", "party", "act", "roll", "quests", "rest", "gm-admin"} <= names
+    for item in walk(put.json):
+        assert item["name"] == item["name"].lower() and 1 <= len(item["name"]) <= 32, item["name"]
+        assert 1 <= len(item.get("description", "x")) <= 100, item
+        assert len(item.get("options", [])) <= 25 and len(item.get("choices", [])) <= 25
+    admin = next(c for c in put.json if c["name"] == "gm-admin")
+    assert int(admin["default_member_permissions"]) == MANAGE_GUILD and admin.get("contexts") in (None, [0])
+    sub = {o["name"] for o in admin["options"]}
+    assert sub == {"debug", "state", "prompt", "suggestions", "telemetry", "reset", "reload-corpus", "sync"}
+
+
+async def test_a_slash_command_is_deferred_then_followed_up(fake, bot, model):
+    await game_with_players(bot, fake)
+    model.add("You climb. <roll>1d20+2</roll>", " You reach the top.")
+    i = await fake.interaction("act", {"action": "I climb the harbour wall."}, user="alice")
+    assert (await i.wait_response())["type"] == 5  # deferred, "thinking"
+    [reply] = await i.wait_followups(1)
+    assert reply["content"].startswith("You climb. You reach the top.\n-# 🎲 1d20+2 →")
+    assert fake.calls("POST", r"/channels/\d+/typing")  # typing shown while the model worked
+
+
+async def test_an_npc_mention_posts_through_the_webhook_under_the_npcs_name(fake, bot, model):
+    await game_with_players(bot, fake)
+    model.add('"Three weeks dark, and two boats on the Teeth," she says.')
+    await fake.message("@Ysolde what happened to the lighthouse?", author="alice")
+    [post] = await fake.wait_for("POST", r"/webhooks/\d+/[\w-]+")
+    assert post.json["username"] == "Ysolde Marrick" and post.json["content"].startswith('"Three weeks dark')
+    assert post.json["allowed_mentions"] == {"parse": []}
+    assert len(fake.calls("POST", r"/channels/\d+/webhooks")) == 1  # one webhook for the channel
+    # replying to the NPC's message speaks to her again, through the same webhook
+    model.add('"Ask Odile at the Brine Cup."')
+    await fake.message("Who would know more?", author="bob", message_reference=post.response["id"])
+    posts = await fake.wait_for("POST", r"/webhooks/\d+/[\w-]+", count=2)
+    assert posts[1].json["username"] == "Ysolde Marrick" and len(fake.calls("POST", r"/channels/\d+/webhooks")) == 1
+
+
+async def test_a_long_reply_is_split(fake, bot, model):
+    await game_with_players(bot, fake)
+    model.add(("The fog thickens around the quay. " * 50 + "\n\n") * 3)
+    i = await fake.interaction("act", {"action": "I wait for the fog to lift."}, user="alice")
+    await i.wait_followups(1)
+    channel_posts = await fake.wait_for("POST", r"/channels/\d+/messages", count=2)
+    pieces = [i.followups[0]["content"]] + [c.json["content"] for c in channel_posts]
+    assert len(pieces) >= 3 and all(len(p) <= 2000 for p in pieces)
+
+
+async def test_model_text_cannot_ping(fake, bot, model):
+    await game_with_players(bot, fake)
+    model.add(f"Wake up @everyone and @here, <@&{fake.everyone.id}> and <@{fake.user('bob').id}>!")
+    await fake.message("I ring the harbour bell.", author="alice")
+    [reply] = await fake.wait_for("POST", r"/channels/\d+/messages")
+    assert "@everyone" not in reply.json["content"] and "@here" not in reply.json["content"]
+    assert reply.json["allowed_mentions"]["parse"] == [] and not reply.json["allowed_mentions"].get("replied_user")
+
+
+async def test_gm_admin_is_hidden_from_members_and_refused_at_run_time(fake, bot):
+    with pytest.raises(CommandNotAvailable):
+        await fake.interaction("gm-admin state", user="alice")  # the Discord client would not offer it
+    # a server can override default permissions; the run-time check still refuses
+    i = await fake.interaction("gm-admin state", user="alice", strict=False)
+    response = await i.wait_response()
+    assert response["type"] == 4 and response["data"]["content"] == "You are not permitted to use this command."
+    assert response["data"]["flags"] & 64  # ephemeral
+    fake.add_user("gm", permissions="manage_guild")
+    await game_with_players(bot, fake)
+    ok = await fake.interaction("gm-admin telemetry", user="gm")
+    assert '"turns": 0' in (await ok.wait_response())["data"]["content"]
+
+
+async def test_two_messages_at_once_in_one_channel_are_answered_in_order(fake, bot, model):
+    model.latency = 0.01
+    await game_with_players(bot, fake)
+    model.add(lambda r: f"Answer to {r.messages[-1].content.split(']: ')[-1]}",
+              lambda r: f"Answer to {r.messages[-1].content.split(']: ')[-1]}")
+    await asyncio.gather(fake.message("first", author="alice"), fake.message("second", author="bob"))
+    replies = await fake.wait_for("POST", r"/channels/\d+/messages", count=2)
+    assert [c.json["content"] for c in replies] == ["Answer to first", "Answer to second"]
+
+
+async def test_table_talk_and_bot_messages_are_not_actions(fake, bot, model):
+    await game_with_players(bot, fake)
+    fake.add_user("carol")
+    await fake.message("Is this the D&D channel?", author="carol")  # no character: not playing
+    await fake.message("nothing here", author="alice", channel="ooc")  # no game in that channel
+    await asyncio.sleep(0.2)
+    assert model.requests == [] and fake.calls("POST", r"/channels/\d+/messages") == []
+
+
+async def test_game_errors_reach_the_user_briefly(fake, bot):
+    i = await fake.interaction("quests", user="alice")
+    response = await i.wait_response()
+    assert response["data"]["content"].startswith("No game is running here") and response["data"]["flags"] & 64
+    i = await fake.interaction("roll", {"dice": "lots of dice"}, user="alice")
+    assert "not a dice expression" in (await i.wait_response())["data"]["content"]
+
+
+async def test_game_start_in_a_thread_and_character_creation(fake, bot):
+    i = await fake.interaction("game start", {"thread": True}, user="alice")
+    [note] = await i.wait_followups(1)
+    [thread_call] = fake.calls("POST", r"/channels/\d+/threads")
+    thread_id = thread_call.response["id"]
+    assert f"<#{thread_id}>" in note["content"]
+    intro = await fake.wait_for("POST", rf"/channels/{thread_id}/messages")
+    assert intro[0].json["content"].startswith("## The Drowned Lantern of Saltmere")
+    made = await fake.interaction("char create", {"name": "Aria", "class": "fighter"}, user="alice", channel=int(thread_id))
+    response = await made.wait_response()
+    assert response["data"]["content"] == "**Aria** the fighter joins the party."
+    assert response["data"]["embeds"][0]["title"] == "Aria"
+
+
+async def test_a_turn_in_progress_survives_a_reconnect(fake, bot, model):
+    await game_with_players(bot, fake)
+    model.latency = 0.02
+    model.add("The tide turns while you watch, slowly, slowly.")
+    await fake.message("I watch the tide.", author="alice")
+    await fake.wait_for("POST", r"/channels/\d+/typing")
+    assert await fake.drop_connection() == "resume"
+    [reply] = await fake.wait_for("POST", r"/channels/\d+/messages", timeout=10)
+    assert reply.json["content"] == "The tide turns while you watch, slowly, slowly."
+    model.latency = 0
+    model.add("Still here.")
+    i = await fake.interaction("act", {"action": "Are you still there?"}, user="alice")
+    assert (await i.wait_followups(1))[0]["content"] == "Still here."
