@@ -12,7 +12,7 @@ from discord.ext import commands
 from engine import Engine
 from engine.game import TurnResult
 
-from .render import NO_PINGS
+from .render import NO_PINGS, combat_embed
 from .settings import Settings
 from .text import split_message
 from .tree import GameTree
@@ -68,6 +68,7 @@ class LorekeeperBot(commands.Bot):
                 pieces[-1] += "\n" + footer
             else:
                 pieces += split_message(footer)
+        tracker = combat_embed(result.state) if result.state.combat.active else None
         if result.npc is not None:
             if followup is not None:
                 name = discord.utils.escape_markdown(getattr(user, "display_name", user.name))
@@ -75,16 +76,28 @@ class LorekeeperBot(commands.Bot):
             await self.voices.say(channel, result.npc, pieces)
         else:
             first, rest = pieces[0], pieces[1:]
+            # The combat tracker rides on the last piece, so it sits under the newest state of the fight.
+            embed = {"embed": tracker} if tracker is not None and not rest else {}
             if followup is not None:
-                await followup.send(first, allowed_mentions=NO_PINGS)
+                await followup.send(first, allowed_mentions=NO_PINGS, **embed)
             elif reply_to is not None:
-                await reply_to.reply(first, allowed_mentions=NO_PINGS, mention_author=False)
+                await reply_to.reply(first, allowed_mentions=NO_PINGS, mention_author=False, **embed)
             else:
-                await channel.send(first, allowed_mentions=NO_PINGS)
-            for piece in rest:
-                await channel.send(piece, allowed_mentions=NO_PINGS)
+                await channel.send(first, allowed_mentions=NO_PINGS, **embed)
+            for n, piece in enumerate(rest, 1):
+                last = {"embed": tracker} if tracker is not None and n == len(rest) else {}
+                await channel.send(piece, allowed_mentions=NO_PINGS, **last)
         if await self.engine.debug(str(channel.id)):
             await channel.send(debug_report(result), allowed_mentions=NO_PINGS)
+
+    async def on_command_error(self, ctx: commands.Context, error: commands.CommandError) -> None:
+        """Text commands are the owner's (sync); anyone else mentioning the bot gets a short answer."""
+        if isinstance(error, commands.CommandNotFound):
+            return
+        if isinstance(error, commands.CheckFailure):
+            await ctx.reply("Only the bot's owner can do that.", mention_author=False)
+            return
+        log.error("text_command_failed", command=ctx.command.qualified_name if ctx.command else "?", exc_info=error)
 
     async def on_message(self, message: discord.Message) -> None:
         # No prefix commands for players; the owner's text commands (sync) answer to a mention only.

@@ -201,3 +201,67 @@ async def test_a_turn_in_progress_survives_a_reconnect(fake, bot, model):
     model.add("Still here.")
     i = await fake.interaction("act", {"action": "Are you still there?"}, user="alice")
     assert (await i.wait_followups(1))[0]["content"] == "Still here."
+
+
+async def test_combat_turns_show_the_tracker_embed(fake, bot, model):
+    await game_with_players(bot, fake)
+    model.add('Steel flashes! <start_combat>{"enemy": [{"name": "Crab", "hp": 4, "ac": 11}]}</start_combat>', " Fight!")
+    i = await fake.interaction("act", {"action": "I kick the giant crab."}, user="alice")
+    [reply] = await i.wait_followups(1)
+    [embed] = reply["embeds"]
+    assert embed["title"] == "Combat, round 1" and "**Crab** (enemy)" in embed["description"] and "Aria" in embed["description"]
+
+
+@pytest.fixture
+async def bot_without_dev_guild(tmp_path, fake, model):
+    async with Store.open(tmp_path / "nodev.db") as store:
+        engine = Engine(Deps(store, {a: model for a in AgentType}, load_config(), CORPUS))
+        bot = FakeDiscord.fast_ready(LorekeeperBot(engine, load_settings()))
+        await bot.login(fake.token)
+        task = asyncio.create_task(bot.connect())
+        try:
+            await asyncio.wait_for(bot.wait_until_ready(), 5)
+            yield bot
+        finally:
+            await bot.close()
+            await asyncio.wait_for(task, 5)
+
+
+async def test_commands_are_never_synced_at_start_only_by_the_owner(fake, bot_without_dev_guild):
+    assert fake.calls("PUT", r"/applications/\d+(/guilds/\d+)?/commands") == []
+    me = bot_without_dev_guild.user.id
+    await fake.message(f"<@{me}> sync", author="alice")
+    [refusal] = await fake.wait_for("POST", r"/channels/\d+/messages")
+    assert refusal.json["content"] == "Only the bot's owner can do that."
+    assert fake.calls("PUT", r"/applications/\d+(/guilds/\d+)?/commands") == []
+    await fake.message(f"<@{me}> sync", author="owner")
+    [put] = await fake.wait_for("PUT", rf"/applications/{fake.application_id}/guilds/{fake.guild_id}/commands")
+    assert {"game", "act", "gm-admin"} <= {c["name"] for c in put.json}
+    done = await fake.wait_for("POST", r"/channels/\d+/messages", count=2)
+    assert done[1].json["content"].startswith("Synced ") and done[1].json["content"].endswith("(guild).")
+
+
+async def test_a_refused_token_is_a_clear_message(tmp_path, fake, monkeypatch):
+    from bot.main import run_bot
+    from engine import ConfigError
+    from tests.fake_llm_server import FakeLLMServer
+
+    async with FakeLLMServer(api_key="k", models=("gpt-test",)) as llm:
+        monkeypatch.setenv("OPENAI_BASE_URL", llm.url + "/v1")
+        monkeypatch.setenv("OPENAI_API_KEY", "k")
+        config = tmp_path / "agents.toml"
+        config.write_text("\n".join(f'[agents.{a}]\nmodel = "gpt-test"' for a in ("narrative", "combat", "npc", "summarizer")))
+        monkeypatch.setenv("LOREKEEPER_CONFIG", str(config))
+        monkeypatch.setenv("DISCORD_TOKEN", "not-the-token")
+        with pytest.raises(ConfigError) as err:
+            await run_bot(load_settings(db=tmp_path / "t.db"))
+    assert "refused the token" in err.value.message and ".env.example" in err.value.message and "lorekeeper play" in err.value.message
+
+
+async def test_a_missing_token_is_a_clear_message(tmp_path):
+    from bot.main import run_bot
+    from engine import ConfigError
+
+    with pytest.raises(ConfigError) as err:
+        await run_bot(load_settings(db=tmp_path / "t.db"))
+    assert "DISCORD_TOKEN" in err.value.message and ".env.example" in err.value.message and "lorekeeper play" in err.value.message
