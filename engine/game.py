@@ -205,21 +205,27 @@ class Engine:
             await self.deps.store.save_state(session.id, work, lines)
             return text
 
-    async def take_turn(self, channel_id: str, author_id: str, author_name: str, text: str) -> TurnResult:
-        """One player message, answered by the agent it is routed to; the state changes only if the turn completes."""
+    async def check_action(self, channel_id: str, author_id: str, text: str) -> Route:
+        """Everything that would refuse this action before any model call: cheap, so a front end can ask first."""
+        return self._check(await self.session(channel_id), author_id, text)
+
+    def _check(self, session: Session, author_id: str, text: str) -> Route:
         text = text.strip()
         limit = self.deps.config.turn.max_action_chars
         if not text:
             raise BadInput("Say what you do — the message was empty.")
         if len(text) > limit:
             raise BadInput(f"That is {len(text)} characters; an action can be at most {limit}. Split it up.")
+        if author_id not in session.state.characters:
+            raise NoCharacter()
+        return route(session.state, text)
+
+    async def take_turn(self, channel_id: str, author_id: str, author_name: str, text: str) -> TurnResult:
+        """One player message, answered by the agent it is routed to; the state changes only if the turn completes."""
         async with self.channel_lock(channel_id):
             session = await self.session(channel_id)
-            state = session.state
-            if author_id not in state.characters:
-                raise NoCharacter()
-            chosen = route(state, text)
-            result = await self._run_turn(session, chosen, author_id, author_name, text)
+            chosen = self._check(session, author_id, text)
+            result = await self._run_turn(session, chosen, author_id, author_name, text.strip())
         # The reply goes out now; the summary (a model call) waits its turn on the channel lock.
         task = asyncio.create_task(self._summarize_when_free(channel_id))
         self._background.add(task)

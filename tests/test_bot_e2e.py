@@ -265,3 +265,14 @@ async def test_a_missing_token_is_a_clear_message(tmp_path):
     with pytest.raises(ConfigError) as err:
         await run_bot(load_settings(db=tmp_path / "t.db"))
     assert "DISCORD_TOKEN" in err.value.message and ".env.example" in err.value.message and "lorekeeper play" in err.value.message
+
+
+async def test_act_refusals_are_ephemeral_and_cost_no_model_call(fake, bot, model):
+    await game_with_players(bot, fake)
+    i = await fake.interaction("act", {"action": "@Odile a drink, please"}, user="alice")
+    response = await i.wait_response()
+    assert response["type"] == 4 and response["data"]["content"] == "Odile Farrow is not here."
+    assert response["data"]["flags"] & 64 and model.requests == []
+    fake.add_user("dave")
+    i = await fake.interaction("act", {"action": "I look around."}, user="dave")
+    assert (await i.wait_response())["data"]["content"].startswith("You have no character in this game yet.")

@@ -36,6 +36,8 @@ class PlayCog(commands.Cog):
     @app_commands.describe(action="What your character does or says; @Name speaks to someone here")
     async def act(self, interaction: discord.Interaction, action: app_commands.Range[str, 1, 2000]) -> None:
         """Do something in the game."""
+        # Refusals (no game, no character, someone not here) come before the defer, so they can be ephemeral.
+        await self.bot.engine.check_action(str(interaction.channel_id), str(interaction.user.id), action)
         await interaction.response.defer(thinking=True)
         assert interaction.channel is not None
         await self.bot.play(interaction.channel, interaction.user, action, followup=interaction.followup)
