@@ -5,7 +5,7 @@ from __future__ import annotations
 import discord
 
 from engine.state import Character, GameState
-from engine.tools.combat import participant_hp
+from engine.tools.combat import tracker_rows
 from engine.tools.quests import quest_line
 
 COLOUR = discord.Colour.dark_teal()
@@ -50,12 +50,8 @@ def quests_embed(state: GameState) -> discord.Embed:
 def combat_embed(state: GameState) -> discord.Embed:
     combat = state.combat
     embed = discord.Embed(title=f"Combat, round {combat.round}", colour=discord.Colour.dark_red())
-    rows = []
-    for i, p in enumerate(combat.order):
-        hp, max_hp = participant_hp(state, p)
-        marker = "▶" if i == combat.turn_index else "　"
-        health = "down" if hp == 0 else f"{hp}/{max_hp} HP"
-        rows.append(f"{marker} **{p.name}** ({p.faction}) · init {p.initiative} · AC {p.ac} · {health}")
+    rows = [f"{'▶' if now else '　'} **{p.name}** ({p.faction}) · init {p.initiative} · AC {p.ac} · "
+            f"{'down' if hp == 0 else f'{hp}/{max_hp} HP'}" for now, p, hp, max_hp in tracker_rows(state)]
     embed.description = clip("\n".join(rows), 4096)
     return embed
 

@@ -20,10 +20,10 @@ MANAGE_GUILD = discord.Permissions(manage_guild=True).value
 
 
 @contextlib.asynccontextmanager
-async def lorekeeper(tmp_path, fake: FakeDiscord, model: ScriptedModel):
+async def lorekeeper(tmp_path, fake: FakeDiscord, model: ScriptedModel, *, dev_guild: bool = True):
     async with Store.open(tmp_path / "bot.db") as store:
         engine = Engine(Deps(store, {a: model for a in AgentType}, load_config(), CORPUS, rng=random.Random(3)))
-        settings = load_settings(dev_guild=fake.guild_id)
+        settings = load_settings(dev_guild=fake.guild_id if dev_guild else None)
         bot = FakeDiscord.fast_ready(LorekeeperBot(engine, settings))
         errors: list[str] = []
         bot.on_error = lambda event, *a, **k: errors.append(event)  # type: ignore[method-assign]
@@ -214,17 +214,8 @@ async def test_combat_turns_show_the_tracker_embed(fake, bot, model):
 
 @pytest.fixture
 async def bot_without_dev_guild(tmp_path, fake, model):
-    async with Store.open(tmp_path / "nodev.db") as store:
-        engine = Engine(Deps(store, {a: model for a in AgentType}, load_config(), CORPUS))
-        bot = FakeDiscord.fast_ready(LorekeeperBot(engine, load_settings()))
-        await bot.login(fake.token)
-        task = asyncio.create_task(bot.connect())
-        try:
-            await asyncio.wait_for(bot.wait_until_ready(), 5)
-            yield bot
-        finally:
-            await bot.close()
-            await asyncio.wait_for(task, 5)
+    async with lorekeeper(tmp_path, fake, model, dev_guild=False) as bot:
+        yield bot
 
 
 async def test_commands_are_never_synced_at_start_only_by_the_owner(fake, bot_without_dev_guild):

@@ -78,15 +78,15 @@ def participant_hp(state: GameState, p: Participant) -> tuple[int, int]:
     return (npc.hp, npc.max_hp) if npc else (0, 0)
 
 
+def tracker_rows(state: GameState) -> list[tuple[bool, Participant, int, int]]:
+    """Each combatant in initiative order: whether it is their turn, who, HP and maximum HP."""
+    return [(i == state.combat.turn_index, p, *participant_hp(state, p)) for i, p in enumerate(state.combat.order)]
+
+
 def tracker(state: GameState) -> str:
-    combat = state.combat
-    rows = []
-    for i, p in enumerate(combat.order):
-        hp, max_hp = participant_hp(state, p)
-        mark = "▶ " if i == combat.turn_index else ""
-        status = "down" if hp == 0 else f"HP {hp}/{max_hp}"
-        rows.append(f"{mark}{p.name} [{p.faction}] init {p.initiative}, AC {p.ac}, {status}")
-    return f"Round {combat.round}: " + "; ".join(rows)
+    rows = [f"{'▶ ' if now else ''}{p.name} [{p.faction}] init {p.initiative}, AC {p.ac}, "
+            f"{'down' if hp == 0 else f'HP {hp}/{max_hp}'}" for now, p, hp, max_hp in tracker_rows(state)]
+    return f"Round {state.combat.round}: " + "; ".join(rows)
 
 
 class NoArgs(Args):
