@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import discord
 import structlog
 
@@ -49,12 +51,35 @@ class NpcVoices:
 
     async def say(self, channel: discord.abc.Messageable, npc: NPC, pieces: list[str]) -> None:
         """Post the NPC's words; without the Manage Webhooks permission, the bot speaks for it."""
-        hook = await self.webhook(channel)
-        if hook is None:
-            for piece in pieces:
-                await channel.send(f"**{discord.utils.escape_markdown(npc.name)}:** {piece}", allowed_mentions=NO_PINGS)
-            return
         thread = channel if isinstance(channel, discord.Thread) else discord.utils.MISSING
-        for piece in pieces:
-            await hook.send(piece, username=npc.name[:80], avatar_url=npc.avatar_url or discord.utils.MISSING,
-                            allowed_mentions=NO_PINGS, thread=thread, wait=True)
+        sent = 0
+        for attempt in (1, 2):
+            hook = await self.webhook(channel)
+            if hook is None:
+                for piece in pieces[sent:]:
+                    await channel.send(f"**{discord.utils.escape_markdown(npc.name)}:** {piece}", allowed_mentions=NO_PINGS)
+                return
+            try:
+                for piece in pieces[sent:]:
+                    await hook.send(piece, username=webhook_username(npc.name), allowed_mentions=NO_PINGS, thread=thread,
+                                    avatar_url=npc.avatar_url or discord.utils.MISSING, wait=True)
+                    sent += 1
+                return
+            except discord.NotFound:
+                # Someone deleted the webhook: forget it and make a new one, once.
+                parent = self._parent(channel)
+                self._hooks.pop(parent.id if parent else 0, None)
+                log.warning("webhook_gone", channel_id=getattr(channel, "id", None), attempt=attempt)
+                if attempt == 2:
+                    raise
+
+
+_BANNED = re.compile(r"(discor)(d)|(clyd)(e)", re.I)
+
+
+def webhook_username(name: str) -> str:
+    """A name Discord accepts for a webhook message: 1-80 characters, never containing "discord" or "clyde"."""
+    name = _BANNED.sub(lambda m: f"{m.group(1) or m.group(3)}\u200b{m.group(2) or m.group(4)}", " ".join(name.split()))
+    if name.lower() in ("everyone", "here"):
+        name += "\u200b"
+    return name[:80] or "NPC"

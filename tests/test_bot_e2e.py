@@ -267,3 +267,25 @@ async def test_act_refusals_are_ephemeral_and_cost_no_model_call(fake, bot, mode
     fake.add_user("dave")
     i = await fake.interaction("act", {"action": "I look around."}, user="dave")
     assert (await i.wait_response())["data"]["content"].startswith("You have no character in this game yet.")
+
+
+async def test_a_deleted_webhook_is_made_again_and_no_line_is_lost(fake, bot, model):
+    await game_with_players(bot, fake)
+    model.add('"Fog again."')
+    await fake.message("@Ysolde Morning!", author="alice")
+    await fake.wait_for("POST", r"/webhooks/\d+/[\w-]+")
+    fake.webhooks.clear()  # an admin deleted it
+    model.add('"Still fog."')
+    await fake.message("@Ysolde Any news?", author="alice")
+    posts = await fake.wait_for("POST", r"/webhooks/\d+/[\w-]+", count=3)
+    assert [p.status for p in posts] == [200, 404, 200] and posts[2].json["content"] == '"Still fog."'
+    assert len(fake.calls("POST", r"/channels/\d+/webhooks")) == 2
+
+
+async def test_npc_names_discord_forbids_are_adjusted_not_refused(fake, bot):
+    from engine.state import NPC
+
+    channel = bot.get_channel(fake.channel("general").id)
+    await bot.voices.say(channel, NPC(id="clyde", name="Clyde of Discordia", persona="A sailor."), ["Ahoy."])
+    [post] = await fake.wait_for("POST", r"/webhooks/\d+/[\w-]+")
+    assert post.status == 200 and post.json["username"] == "Clyd\u200be of Discor\u200bdia"
