@@ -60,6 +60,9 @@ def load_config(path: Path | None = None) -> EngineConfig:
     raw = _read(DEFAULT_CONFIG)
     if path is not None:
         raw = _merge(raw, _read(path))
+    for table in ("turn", "agents"):
+        if not isinstance(raw.get(table, {}), dict):
+            raise ConfigError(f"Config file {path}: [{table}] must be a table of settings, not a single value.")
     unknown = set(raw.get("agents", {})) - {a.value for a in AgentType if a is not AgentType.PLAYER}
     if unknown:
         raise ConfigError(f"Config file {path}: unknown agent(s) {', '.join(sorted(unknown))}; "

@@ -46,9 +46,14 @@ def speaker_line(m: Message, state: GameState) -> str:
         ch = state.characters.get(m.author_id)
         who = f"{ch.name} (player {m.author_name})" if ch else m.author_name
         to = f" to {state.npcs[m.npc_id].name}" if m.npc_id in state.npcs else ""
-        return f"[{escape(who)}{to}]: {escape(m.text)}"
+        return f"[{escape(who)}{to}]: {quoted(m.text)}"
     label = {AgentType.NARRATIVE: "Game Master", AgentType.COMBAT: "Game Master (combat)"}.get(m.agent, m.author_name)
-    return f"[{escape(label)}]: {escape(m.text)}"
+    return f"[{escape(label)}]: {quoted(m.text)}"
+
+
+def quoted(text: str) -> str:
+    """Escaped, with every further line indented, so no line of it can start a forged `[Speaker]:` label."""
+    return "\n    ".join(escape(text).splitlines() or [""])
 
 
 def merge_roles(messages: list[ChatMessage]) -> list[ChatMessage]:
@@ -99,7 +104,8 @@ def _party(state: GameState) -> str:
 
 def _shared_tail(state: GameState, actor_id: str | None, include_summary: bool) -> list[str]:
     parts = []
-    if state.knowledge:
+    # The GM's permanent notes (other NPCs' personas and secrets) are for the GM agents only.
+    if include_summary and state.knowledge:
         parts.append("## Learned earlier (kept for the whole game)\n" + "\n".join(f"- {escape(v)}" for v in state.knowledge.values()))
     if include_summary and state.summary:
         parts.append("## The story so far\n" + escape(state.summary))

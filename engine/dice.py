@@ -60,6 +60,8 @@ def roll(expression: str, rng: random.Random) -> Roll:
     try:
         with _drawing_from(rng):
             result = d20.roll(text, stringifier=d20.SimpleStringifier(), advantage=advantage)
+        # d20 evaluates lazily: a division by zero surfaces only here.
+        total, detail, natural, count = result.total, str(result), _natural_d20(result), _dice_count(result.expr)
     except d20.TooManyRolls:
         raise BadInput(f"That is too many dice to roll at once (at most {MAX_DICE}).") from None
     except d20.RollSyntaxError:
@@ -68,10 +70,12 @@ def roll(expression: str, rng: random.Random) -> Roll:
         raise BadInput(f"Cannot roll '{expression.strip()}': {exc}") from None
     except d20.RollError as exc:
         raise BadInput(f"Cannot roll '{expression.strip()}': {exc}") from None
-    if _dice_count(result.expr) > MAX_DICE:
+    except (ZeroDivisionError, ArithmeticError, RecursionError):
+        raise BadInput(f"Cannot roll '{expression.strip()}': the arithmetic does not work out (a division by zero?).") from None
+    if count > MAX_DICE:
         raise BadInput(f"That is too many dice to roll at once (at most {MAX_DICE}).")
     return Roll(expression=text + {d20.AdvType.ADV: " adv", d20.AdvType.DIS: " dis"}.get(advantage, ""),
-                total=result.total, detail=str(result), natural=_natural_d20(result))
+                total=total, detail=detail, natural=natural)
 
 
 def _dice_count(node: d20.Expression) -> int:

@@ -125,6 +125,8 @@ class Engine:
                 raise BadInput(f"You already play {state.characters[owner_id].name} in this game.")
             if state.find_character(name) is not None or state.find_npc(name) is not None:
                 raise BadInput(f"Someone called {name} is already in this game; choose another name.")
+            if state.combat.active:
+                raise BadInput("A fight is under way; make your character when it is over.")
             character = make_character(owner_id, name, char_class, level)
             state.characters[owner_id] = character
             state.party.player_ids.append(owner_id)
@@ -148,8 +150,8 @@ class Engine:
             ids = state.party.player_ids
             if member == (owner_id in ids):
                 raise BadInput(f"{character.name} is {'already' if member else 'not'} in the party.")
-            if state.combat.active and not member:
-                raise BadInput(f"{character.name} cannot leave the party in the middle of a fight.")
+            if state.combat.active:
+                raise BadInput(f"{character.name} cannot {'join' if member else 'leave'} the party in the middle of a fight.")
             if member:
                 ids.append(owner_id)
             else:
@@ -218,6 +220,8 @@ class Engine:
             raise BadInput(f"That is {len(text)} characters; an action can be at most {limit}. Split it up.")
         if author_id not in session.state.characters:
             raise NoCharacter()
+        if author_id not in session.state.party.player_ids:
+            raise BadInput(f"{session.state.characters[author_id].name} is not with the party: /party join first.")
         return route(session.state, text)
 
     async def take_turn(self, channel_id: str, author_id: str, author_name: str, text: str) -> TurnResult:

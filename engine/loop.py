@@ -72,6 +72,8 @@ async def run_agent(model: ModelClient, base: ModelRequest, ctx: ToolContext, li
     finishing = False
     while True:
         request = _continuation(base, run.segments, model.supports_prefill)
+        if finishing:  # tags are stripped now, not run: a stop at a closing tag would cut the reply short
+            request = replace(request, stop=[s for s in request.stop if not s.startswith("</")])
         text, event = await _generate(model, request, run, finishing, limits, sleep)
         if finishing or event is None:
             run.segments.append(("model", text))

@@ -149,13 +149,16 @@ class Quest(Model):
     reward: str = ""
 
 
+MAX_COMBATANTS = 30
+
+
 class EnemyTemplate(Model):
-    name: str
-    hp: PositiveInt
+    name: str = Field(min_length=1, max_length=60)
+    hp: int = Field(ge=1, le=1000)
     ac: int = Field(ge=1, le=40)
-    initiative_bonus: int = 0
-    attacks: str = ""
-    count: PositiveInt = 1
+    initiative_bonus: int = Field(0, ge=-10, le=20)
+    attacks: str = Field("", max_length=300)
+    count: int = Field(1, ge=1, le=12)
 
 
 class Encounter(Model):

@@ -17,6 +17,10 @@ _ENTITY = re.compile("|".join(map(re.escape, _ENTITIES)))
 
 Kind = Literal["call", "malformed", "unclosed", "observation"]
 
+# Formatting a model may write out of habit: prose, never an attempt at a tool.
+PROSE_TAGS = frozenset("a b i u s em strong small sup sub code pre p br hr span div blockquote aside q cite mark del ins "
+                       "ul ol li h1 h2 h3 h4 h5 h6 center font".split())
+
 
 @dataclass
 class TagEvent:
@@ -80,7 +84,7 @@ class TagScanner:
         name = m.group(1)
         if m.end() == len(buf) and not final:
             return "wait"  # the name may go on in the next chunk
-        if name == "thinking":
+        if name == "thinking" or name.lower() in PROSE_TAGS:
             return "text"
         known = name in self.tools
         attrs, open_end, self_closing, problem = _parse_open_tag(buf, m.end())
@@ -99,6 +103,8 @@ class TagScanner:
             return TagEvent("call", name, i, open_end, attrs=attrs)
         close = f"</{name}>"
         j = buf.find(close, open_end)
+        if j >= 0 and not known and self._known_tag_after(open_end, j):
+            return "text"  # an unknown wrapper yields to the tool tag inside it, however the stream was chunked
         if j >= 0:
             return TagEvent("call", name, i, j + len(close), attrs=attrs, body=buf[open_end:j])
         if not known:
@@ -110,8 +116,8 @@ class TagScanner:
             return TagEvent("unclosed", name, i, len(buf), attrs=attrs, error=f"the <{name}> tag was never closed with {close}")
         return "wait"
 
-    def _known_tag_after(self, start: int) -> bool:
-        return any(m.group(1) in self.tools for m in _NAME.finditer(self.buf, start))
+    def _known_tag_after(self, start: int, end: int | None = None) -> bool:
+        return any(m.group(1) in self.tools for m in _NAME.finditer(self.buf, start, len(self.buf) if end is None else end))
 
 
 def _parse_open_tag(buf: str, pos: int) -> tuple[dict[str, str], int, bool, str]:
@@ -153,15 +159,23 @@ _OBSERVATION = re.compile(r"<observation\b[^>]*>.*?(?:</observation>|\Z)", re.S 
 _STRAY_CLOSERS = re.compile(r"</(?:thinking|observation)>", re.I)
 _BLANK_LINES = re.compile(r"\n{3,}")
 _SPACES = re.compile(r"[ \t]{2,}")
-_MASS_MENTION = re.compile(r"@(everyone|here)\b", re.I)
+_MASS_MENTION = re.compile(r"@(everyone|here)", re.I)
 _ROLE_MENTION = re.compile(r"<@&\d+>")
 
 
+_ITALIC = re.compile(r"<(i|em)>(.*?)</\1>", re.S | re.I)
+_BOLD = re.compile(r"<(b|strong)>(.*?)</\1>", re.S | re.I)
+_BREAK = re.compile(r"<br\s*/?>", re.I)
+_FORMATTING = re.compile(r"</?(?:" + "|".join(sorted(PROSE_TAGS, key=len, reverse=True)) + r")\b[^<>]*>", re.I)
+
+
 def visible_text(prose: str) -> str:
-    """What players see of an agent's prose: no thinking, no observations, no mass or role pings."""
+    """What players see of an agent's prose: no thinking, no observations, no mass or role pings, markdown not HTML."""
     text = _THINKING.sub("", prose)
     text = _OBSERVATION.sub("", text)
     text = _STRAY_CLOSERS.sub("", text)
+    text = _BOLD.sub(r"**\2**", _ITALIC.sub(r"*\2*", text))
+    text = _FORMATTING.sub("", _BREAK.sub("\n", text))
     text = _MASS_MENTION.sub(lambda m: "@\u200b" + m.group(1), text)
     text = _ROLE_MENTION.sub("@role", text)
     text = _SPACES.sub(" ", text)

@@ -77,3 +77,18 @@ def test_unknown_adventure_lists_the_available_ones(tmp_path):
     write(tmp_path, MINIMAL, folder="mismatch")
     with pytest.raises(ConfigError, match="declares id 'tiny'"):
         find_adventure(tmp_path, "mismatch")
+
+
+def test_a_config_value_where_a_table_belongs_is_a_clear_error(tmp_path):
+    from engine.config import load_config
+
+    path = tmp_path / "bad.toml"
+    path.write_text("agents = 5\n")
+    with pytest.raises(ConfigError, match=r"\[agents\] must be a table"):
+        load_config(path)
+    path.write_text("[agents.bard]\nmodel = 'x'\n")
+    with pytest.raises(ConfigError, match="unknown agent"):
+        load_config(path)
+    path.write_text("[turn]\ntool_quota = 0\n")
+    with pytest.raises(ConfigError, match="tool_quota"):
+        load_config(path)

@@ -130,3 +130,10 @@ async def test_every_generation_is_accounted(state):
     result = await run(model, state)
     assert [c.stop_reason for c in result.model_calls] == ["tool_tag", "end"]
     assert all(c.provider == "scripted" and c.input_tokens > 0 and c.estimated for c in result.model_calls)
+
+
+async def test_the_finishing_round_is_not_cut_at_a_closing_tag_stop(state):
+    model = ScriptedModel(["You try. <roll>1d20</roll>", " It works<roll>1d4</roll>, and the door swings open."])
+    result = await run(model, state, limits=Limits(max_rounds=1), stop=["<observation>", "</roll>"])
+    assert "</roll>" not in model.requests[1].stop and "<observation>" in model.requests[1].stop
+    assert result.reply == "You try. It works, and the door swings open."

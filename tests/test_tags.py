@@ -126,3 +126,22 @@ def test_visible_text_drops_an_unclosed_thinking_block():
 def test_escape_neutralises_tags():
     assert escape('<roll>1d20</roll> & "x"') == '&lt;roll&gt;1d20&lt;/roll&gt; &amp; "x"'
     assert scan_all(escape("<roll>1d20</roll>"))[0] is None
+
+
+@pytest.mark.parametrize("step", [1, 3, 4, 100])
+def test_a_tool_inside_an_unknown_wrapper_is_found_however_the_stream_is_chunked(step):
+    event, _ = scan_all("<aside>You hear <roll>1d20+2</roll> steps</aside>", step)
+    assert (event.kind, event.name) == ("call", "roll")
+
+
+@pytest.mark.parametrize("prose", ["<em>Quiet.</em>", "<b>Loud!</b>", "line<br/>break", "<i>sighs</i>", "<p>para</p>"])
+def test_formatting_is_prose_not_a_tool_attempt(prose):
+    assert scan_all(prose)[0] is None
+
+
+def test_visible_text_turns_formatting_into_markdown():
+    assert visible_text("<em>Quiet</em>, <b>loud</b>,<br>next <span>x</span>") == "*Quiet*, **loud**,\nnext x"
+
+
+def test_mass_mentions_are_neutralised_even_glued_to_a_word():
+    assert "@everyone" not in visible_text("@everyonex @heresy")

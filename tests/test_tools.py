@@ -354,3 +354,55 @@ def test_a_crashing_tool_restores_the_state(state, monkeypatch):
 
     monkeypatch.setitem(TOOLS, "modify_inventory", type(spec)(**{**spec.__dict__, "func": explode}))
     failing(ctx_for(state), '<modify_inventory item="rope"/>', "failed unexpectedly")
+
+
+# --- found in review ------------------------------------------------------------------------------------------------
+
+def test_encounters_are_bounded(state):
+    ctx = ctx_for(state)
+    failing(ctx, '<start_combat>{"enemy": [{"name": "Rat", "hp": 1, "ac": 10, "count": 20000}]}</start_combat>', "count")
+    failing(ctx, '<start_combat>{"enemy": [' + ", ".join(['{"name": "Rat", "hp": 1, "ac": 10, "count": 12}'] * 3)
+            + "]}</start_combat>", "at most 30 combatants")
+    ok = call(ctx, '<start_combat>{"enemy": [{"name": "Rat", "hp": 1, "ac": 10, "count": 12}]}</start_combat>')
+    assert ok.ok and len({p.id for p in state.combat.order}) == len(state.combat.order) == 14
+
+
+def test_a_new_quest_never_overwrites_another(state):
+    ctx = ctx_for(state)
+    call(ctx, "<start_quest><quest>Relight the lantern 2</quest><objective>a</objective></start_quest>")
+    call(ctx, "<start_quest><quest>Relight the lantern!</quest><objective>b</objective></start_quest>")
+    titles = {q.id: q.title for q in state.quests.values()}
+    assert titles["relight-the-lantern"] == "The Drowned Lantern"  # the adventure's own quest is untouched
+    assert titles["relight-the-lantern-2"] == "Relight the lantern 2" and titles["relight-the-lantern-3"] == "Relight the lantern!"
+    # the same title again is the same quest, not a new one
+    failing(ctx, "<start_quest><quest>Relight the lantern?</quest><objective>c</objective></start_quest>", "already active")
+    failing(ctx, "<start_quest><quest>x</quest><objective>" + "y" * 151 + "</objective></start_quest>", "objective")
+
+
+@pytest.mark.parametrize("word", ["0", "no", "off", "false", "closed"])
+def test_flag_words_that_mean_no_keep_exits_shut(state, word):
+    ctx = ctx_for(state)
+    result = call(ctx, f'<update_location_state flag="tide_out" value="{word}"/>')
+    assert result.ok and state.location().flags["tide_out"] is False and "now open" not in result.observation
+    failing(ctx, '<change_location location="gannet-rock-lighthouse"/>', "not open yet")
+    failing(ctx, '<update_location_state flag="tide_out" value="7"/>', "yes/no flag")
+
+
+def test_deep_json_is_an_error_observation_not_a_crash(state):
+    deep = '{"enemy": ' + "[" * 1500 + "]" * 1500 + "}"
+    failing(ctx_for(state), f"<start_combat>{deep}</start_combat>", "cannot be read")
+
+
+def test_division_by_zero_in_a_roll_is_an_error_observation(state):
+    failing(ctx_for(state), "<roll>1d20/0</roll>", "divide by zero")
+
+
+def test_no_joining_leaving_or_wandering_off_during_combat(state):
+    state.npcs["brisa-wendle"].location = state.current_location
+    ctx = ctx_for(state)
+    call(ctx, '<add_to_party npc="brisa-wendle"/>')
+    call(ctx, '<start_combat>{"enemy": [{"name": "Crab", "hp": 4, "ac": 11}]}</start_combat>')
+    brisa = ctx_for(state, agent=NPC, npc="brisa-wendle")
+    failing(brisa, '<remove_from_party npc="brisa-wendle"/>', "not during combat")
+    failing(brisa, '<move_npc_to_location npc="brisa-wendle" location="saltmere-quay"/>', "not during combat")
+    failing(ctx, '<add_to_party npc="ysolde-marrick"/>', "not during combat")

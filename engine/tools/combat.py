@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from ..errors import ToolError
-from ..state import EnemyTemplate, GameState, Participant, slug
+from ..state import MAX_COMBATANTS, EnemyTemplate, GameState, Participant, slug
 from .registry import COMBAT, NARRATIVE, Args, ToolContext, tool
 
 
@@ -32,6 +32,8 @@ def start_combat(ctx: ToolContext, args: StartCombatArgs) -> str:
         enemies = list(enc.enemies) + enemies
     if not enemies:
         raise ToolError("name an encounter or give at least one enemy")
+    if sum(t.count for t in enemies) + len(state.party.player_ids) + len(state.party.npc_ids) > MAX_COMBATANTS:
+        raise ToolError(f"a fight can have at most {MAX_COMBATANTS} combatants; use fewer or stronger enemies")
     order: list[Participant] = []
     for pid in state.party.player_ids:
         ch = state.characters.get(pid)
@@ -45,10 +47,11 @@ def start_combat(ctx: ToolContext, args: StartCombatArgs) -> str:
             order.append(Participant(id=npc.id, name=npc.name, faction="ally", initiative=ctx.rng.randint(1, 20), ac=npc.ac))
     if not any(p.faction == "player" for p in order):
         raise ToolError("no conscious player character can fight")
+    taken = {p.id for p in order}
     for template in enemies:
         for n in range(template.count):
             name = template.name if template.count == 1 else f"{template.name} {n + 1}"
-            order.append(Participant(id=_unique_id(order, slug(name)), name=name, faction="enemy",
+            order.append(Participant(id=_unique_id(taken, slug(name)), name=name, faction="enemy",
                                      initiative=ctx.rng.randint(1, 20) + template.initiative_bonus, ac=template.ac,
                                      hp=template.hp, max_hp=template.hp, attacks=template.attacks))
     # Ties go to the party, then to the order of entry: stable, so a replay gives the same order.
@@ -60,11 +63,11 @@ def start_combat(ctx: ToolContext, args: StartCombatArgs) -> str:
         f". Round 1: {order[0].name} acts first."
 
 
-def _unique_id(order: list[Participant], base: str) -> str:
-    taken = {p.id for p in order}
+def _unique_id(taken: set[str], base: str) -> str:
     pid, n = base or "enemy", 2
     while pid in taken:
-        pid, n = f"{base}-{n}", n + 1
+        pid, n = f"{base or 'enemy'}-{n}", n + 1
+    taken.add(pid)
     return pid
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import Field
 
 from ..errors import ToolError
@@ -11,7 +13,7 @@ from .registry import EVERY_AGENT, NARRATIVE, NPC_AGENT, Args, ToolContext, tool
 
 class StartQuestArgs(Args):
     quest: str = Field(min_length=1, max_length=80)
-    objective: list[str] = Field(default_factory=list, max_length=10)
+    objective: list[Annotated[str, Field(min_length=1, max_length=150)]] = Field(default_factory=list, max_length=10)
     description: str = Field("", max_length=500)
     reward: str = Field("", max_length=200)
 
@@ -33,9 +35,10 @@ def start_quest(ctx: ToolContext, args: StartQuestArgs) -> str:
             offered = [q.id for q in ctx.state.quests.values() if q.status == "offered"]
             raise ToolError(f"there is no quest '{args.quest}'; to make a new quest give at least one <objective>"
                             + (f" (offered quests: {', '.join(offered)})" if offered else ""))
-        qid = slug(args.quest) or f"quest-{len(ctx.state.quests) + 1}"
-        if qid in ctx.state.quests:
-            qid = f"{qid}-{len(ctx.state.quests) + 1}"
+        base = slug(args.quest) or "quest"
+        qid, n = base, 2
+        while qid in ctx.state.quests:  # never overwrite a quest, finished or not
+            qid, n = f"{base}-{n}", n + 1
         quest = Quest(id=qid, title=args.quest, giver=ctx.npc_id, description=args.description, reward=args.reward,
                       status="active", objectives=[Objective(id=f"{i + 1}", text=t) for i, t in enumerate(args.objective)])
         ctx.state.quests[qid] = quest

@@ -135,6 +135,8 @@ def parse_arguments(event: TagEvent, spec: Tool) -> dict[str, Any]:
             parsed = json.loads(body)
         except json.JSONDecodeError as exc:
             raise ToolError(f"the JSON body of <{spec.name}> is not valid JSON ({exc.msg} at character {exc.pos})") from None
+        except (ValueError, RecursionError):
+            raise ToolError(f"the JSON body of <{spec.name}> cannot be read (too deep or too large)") from None
         if not isinstance(parsed, dict):
             raise ToolError(f"the JSON body of <{spec.name}> must be an object")
         from_body = parsed
@@ -206,6 +208,8 @@ def run_tool(event: TagEvent, ctx: ToolContext) -> ToolCall:
     except ValidationError as exc:
         return ToolCall(spec.name, dict(event.attrs), False,
                         f"Error: bad arguments for {spec.name}: {describe_error(exc)}. Nothing was done. Example: {spec.example}")
+    except (RecursionError, ValueError, TypeError):
+        return ToolCall(spec.name, dict(event.attrs), False, f"Error: the arguments of {spec.name} cannot be read. Nothing was done.")
     dumped = args.model_dump(mode="json", exclude_none=True)
     snapshot = ctx.state.model_copy(deep=True) if spec.changes_state else None
     try:

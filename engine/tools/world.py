@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from ..errors import ToolError
 from ..state import NPC, AgentType, GameState, Location
@@ -68,10 +68,27 @@ def get_location(ctx: ToolContext, args: LocationRef) -> str:
     return f"{loc.name} ({loc.id}): {describe_location(ctx.state, loc)}"
 
 
+TRUE_WORDS, FALSE_WORDS = {"true", "yes", "on", "1", "open"}, {"false", "no", "off", "0", "closed", "shut"}
+
+
 class LocationStateArgs(Args):
     flag: str = Field(min_length=1, max_length=40, pattern=r"^[A-Za-z0-9_-]+$")
     value: bool | int | str = True
     location: str | None = Field(None, max_length=80)
+
+    @field_validator("value", mode="before")
+    @classmethod
+    def _words(cls, value: object) -> object:
+        """Tag attributes are text: "no", "off" or "0" must not read as true."""
+        if isinstance(value, str):
+            word = value.strip().lower()
+            if word in TRUE_WORDS:
+                return True
+            if word in FALSE_WORDS:
+                return False
+            if word.lstrip("-").isdigit():
+                return int(word)
+        return value
 
 
 @tool(example='<update_location_state flag="grate_unlocked" value="true"/>', agents={NARRATIVE, NPC_AGENT}, changes_state=True)
@@ -79,9 +96,9 @@ def update_location_state(ctx: ToolContext, args: LocationStateArgs) -> str:
     """Set a state flag on a location (the current one by default): a door unlocked, a fire lit, the tide out."""
     loc = ctx.location(args.location)
     value = args.value
-    if isinstance(value, str) and value.lower() in ("true", "false"):
-        value = value.lower() == "true"
     before = loc.flags.get(args.flag)
+    if isinstance(before, bool) and not isinstance(value, bool):
+        raise ToolError(f"{args.flag} is a yes/no flag: give value=\"true\" or value=\"false\"")
     loc.flags[args.flag] = value
     opened = [ctx.state.locations[e.to].name for e in loc.exits if e.requires == args.flag and loc.exit_open(e)]
     tail = f" The way to {', '.join(opened)} is now open." if opened else ""
@@ -164,6 +181,8 @@ def remove_from_party(ctx: ToolContext, args: NpcArgs) -> str:
 
 
 def _npc_self_only(ctx: ToolContext, ref: str, verb: str) -> NPC:
+    if ctx.state.combat.active:
+        raise ToolError("not during combat: the initiative order is fixed until the fight ends")
     npc = ctx.npc(ref)
     if ctx.agent is AgentType.NPC and ctx.npc_id and npc.id != ctx.npc_id:
         raise ToolError(f"as {ctx.state.npcs[ctx.npc_id].name} you can only {verb} yourself, not {npc.name}")
