@@ -49,6 +49,15 @@ class LorekeeperBot(commands.Bot):
     async def on_ready(self) -> None:
         log.info("bot_ready", user=str(self.user), guilds=len(self.guilds))
 
+    async def ack_if_busy(self, interaction: discord.Interaction) -> None:
+        """Defer when a turn holds this channel, so Discord's 3-second limit is kept; otherwise answer directly.
+
+        Acquiring a free asyncio.Lock does not yield, so a channel seen free here is still free when the engine
+        takes it: no race between this check and the command's engine call.
+        """
+        if self.engine.channel_lock(str(interaction.channel_id)).locked():
+            await interaction.response.defer(thinking=True)
+
     async def play(self, channel: discord.abc.Messageable, user: discord.abc.User, text: str, *,
                    followup: discord.Webhook | None = None, reply_to: discord.Message | None = None) -> TurnResult:
         """One turn: ordered per channel (engine and delivery together), with typing shown while the model works."""
@@ -78,11 +87,15 @@ class LorekeeperBot(commands.Bot):
             first, rest = pieces[0], pieces[1:]
             # The combat tracker rides on the last piece, so it sits under the newest state of the fight.
             embed = {"embed": tracker} if tracker is not None and not rest else {}
-            if followup is not None:
-                await followup.send(first, allowed_mentions=NO_PINGS, **embed)
-            elif reply_to is not None:
-                await reply_to.reply(first, allowed_mentions=NO_PINGS, mention_author=False, **embed)
-            else:
+            try:
+                if followup is not None:
+                    await followup.send(first, allowed_mentions=NO_PINGS, **embed)
+                else:
+                    # A reply to a message deleted meanwhile still posts, just without the reference.
+                    reference = reply_to.to_reference(fail_if_not_exists=False) if reply_to is not None else None
+                    await channel.send(first, allowed_mentions=NO_PINGS, reference=reference, mention_author=False, **embed)
+            except discord.HTTPException:
+                log.warning("reply_failed_resending_plainly", channel_id=channel.id, exc_info=True)
                 await channel.send(first, allowed_mentions=NO_PINGS, **embed)
             for n, piece in enumerate(rest, 1):
                 last = {"embed": tracker} if tracker is not None and n == len(rest) else {}

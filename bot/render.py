@@ -6,10 +6,10 @@ import discord
 
 from engine.state import Character, GameState
 from engine.tools.combat import tracker_rows
-from engine.tools.quests import quest_line
 
 COLOUR = discord.Colour.dark_teal()
 NO_PINGS = discord.AllowedMentions.none()
+EMBED_BUDGET = 5500  # Discord refuses more than 6,000 characters across one message's embeds
 
 
 def clip(text: str, limit: int) -> str:
@@ -37,11 +37,15 @@ def inventory_embed(ch: Character) -> discord.Embed:
 
 def quests_embed(state: GameState) -> discord.Embed:
     embed = discord.Embed(title="Quest log", colour=COLOUR)
-    known = [q for q in state.quests.values() if q.status != "offered"]
-    for q in known[:25]:
+    known = sorted((q for q in state.quests.values() if q.status != "offered"), key=lambda q: q.status != "active")
+    for n, q in enumerate(known[:24]):
         marks = "\n".join(f"{'☑' if o.done else '☐'} {o.text}" for o in q.objectives) or "—"
         reward = f"\n*Reward: {q.reward}*" if q.reward else ""
-        embed.add_field(name=clip(f"{q.title} ({q.status})", 256), value=clip(marks + reward, 1024), inline=False)
+        name, value = clip(f"{q.title} ({q.status})", 256), clip(marks + reward, 1024)
+        if len(embed) + len(name) + len(value) > EMBED_BUDGET - 100:
+            embed.add_field(name="…", value=f"and {len(known) - n} more (finished quests last)", inline=False)
+            break
+        embed.add_field(name=name, value=value, inline=False)
     if not known:
         embed.description = "No quests yet. Talk to people; someone in this town needs help."
     return embed
@@ -52,20 +56,21 @@ def combat_embed(state: GameState) -> discord.Embed:
     embed = discord.Embed(title=f"Combat, round {combat.round}", colour=discord.Colour.dark_red())
     rows = [f"{'▶' if now else '　'} **{p.name}** ({p.faction}) · init {p.initiative} · AC {p.ac} · "
             f"{'down' if hp == 0 else f'{hp}/{max_hp} HP'}" for now, p, hp, max_hp in tracker_rows(state)]
-    embed.description = clip("\n".join(rows), 4096)
+    embed.description = clip("\n".join(rows), 2500)
     return embed
 
 
 def status_embed(state: GameState) -> discord.Embed:
     loc = state.location()
-    embed = discord.Embed(title=clip(state.title, 256), description=clip(f"**{loc.name}**\n{loc.description}", 4096), colour=COLOUR)
+    # Sent beside the combat tracker: the two share Discord's 6,000-character budget.
+    embed = discord.Embed(title=clip(state.title, 256), description=clip(f"**{loc.name}**\n{loc.description}", 1500), colour=COLOUR)
     party = [f"{c.name} ({c.char_class}) {c.hp}/{c.max_hp} HP" for pid, c in state.characters.items() if pid in state.party.player_ids]
     party += [f"{state.npcs[n].name} (companion)" for n in state.party.npc_ids]
     embed.add_field(name="Party", value=clip("\n".join(party) or "Nobody yet: /char create", 1024), inline=False)
     here = [n.name for n in state.present_npcs() if n.id not in state.party.npc_ids]
     if here:
         embed.add_field(name="Here", value=clip(", ".join(here), 1024), inline=False)
-    active = [quest_line(q) for q in state.quests.values() if q.status == "active"]
+    active = [q.title for q in state.quests.values() if q.status == "active"]
     if active:
         embed.add_field(name="Quests", value=clip("\n".join(active), 1024), inline=False)
     embed.set_footer(text=f"Turn {state.turn}" + (" · in combat" if state.combat.active else ""))

@@ -38,6 +38,14 @@ def user_message(error: Exception) -> str | None:
     return None
 
 
+async def respond(interaction: discord.Interaction, content: str | None = None, **kwargs) -> None:
+    """Answer whether or not the command deferred first."""
+    if interaction.response.is_done():
+        await interaction.followup.send(content, **kwargs)
+    else:
+        await interaction.response.send_message(content, **kwargs)
+
+
 async def answer(interaction: discord.Interaction, text: str) -> None:
     """An ephemeral answer, whether or not the interaction was already acknowledged."""
     if interaction.response.is_done():

@@ -10,6 +10,7 @@ import structlog
 from engine.state import NPC
 
 from .render import NO_PINGS
+from .text import LIMIT, split_message
 
 log = structlog.get_logger(__name__)
 
@@ -38,16 +39,18 @@ class NpcVoices:
         try:
             existing = [h for h in await parent.webhooks() if h.name == WEBHOOK_NAME and h.token]
             hook = existing[0] if existing else await parent.create_webhook(name=WEBHOOK_NAME, reason="NPC voices for Lorekeeper")
-        except discord.Forbidden:
-            log.warning("webhook_forbidden", channel_id=parent.id)
+        except discord.HTTPException as exc:  # no Manage Webhooks, or the channel's 15 webhooks are taken
+            log.warning("webhook_unavailable", channel_id=parent.id, status=exc.status, code=exc.code)
             return None
         self._hooks[parent.id] = hook
         return hook
 
-    def is_npc_message(self, message: discord.Message) -> bool:
-        parent = self._parent(message.channel)
-        hook = self._hooks.get(parent.id) if parent else None
-        return hook is not None and message.webhook_id == hook.id
+    @staticmethod
+    def speaker(message: discord.Message, npcs: list[NPC]) -> NPC | None:
+        """The NPC who posted a webhook message, by the name it was posted under (works after a restart too)."""
+        if message.webhook_id is None:
+            return None
+        return next((n for n in npcs if webhook_username(n.name) == message.author.name), None)
 
     async def say(self, channel: discord.abc.Messageable, npc: NPC, pieces: list[str]) -> None:
         """Post the NPC's words; without the Manage Webhooks permission, the bot speaks for it."""
@@ -56,8 +59,9 @@ class NpcVoices:
         for attempt in (1, 2):
             hook = await self.webhook(channel)
             if hook is None:
-                for piece in pieces[sent:]:
-                    await channel.send(f"**{discord.utils.escape_markdown(npc.name)}:** {piece}", allowed_mentions=NO_PINGS)
+                prefix = f"**{discord.utils.escape_markdown(npc.name)}:** "
+                for piece in split_message("\n\n".join(pieces[sent:]), LIMIT - len(prefix)):
+                    await channel.send(prefix + piece, allowed_mentions=NO_PINGS)
                 return
             try:
                 for piece in pieces[sent:]:

@@ -289,3 +289,85 @@ async def test_npc_names_discord_forbids_are_adjusted_not_refused(fake, bot):
     await bot.voices.say(channel, NPC(id="clyde", name="Clyde of Discordia", persona="A sailor."), ["Ahoy."])
     [post] = await fake.wait_for("POST", r"/webhooks/\d+/[\w-]+")
     assert post.status == 200 and post.json["username"] == "Clyd\u200be of Discor\u200bdia"
+
+
+# --- found in review ------------------------------------------------------------------------------------------------
+
+async def test_commands_do_not_time_out_behind_a_running_turn(tmp_path, model):
+    async with FakeDiscord(interaction_timeout=0.4) as fake, lorekeeper(tmp_path, fake, model) as bot:
+        await game_with_players(bot, fake)
+        model.latency = 0.05
+        model.add("The tide creeps in, grain by grain, as you wait for it to reveal its secrets.")
+        await fake.message("I wait for the tide.", author="alice")
+        await fake.wait_for("POST", r"/channels/\d+/typing")
+        fake.add_user("cora")
+        made = await fake.interaction("char create", {"name": "Cora", "class": "bard"}, user="cora")
+        assert (await made.wait_response())["type"] == 5  # the channel was busy: deferred at once
+        [followup] = await made.wait_followups(1, timeout=10)
+        assert followup["content"] == "**Cora** the bard joins the party."
+        assert not [c for c in fake.calls() if c.status == 404 and "interactions" in c.path]
+
+
+async def test_a_reply_to_a_deleted_message_still_posts(fake, bot, model):
+    await game_with_players(bot, fake)
+    model.latency = 0.02
+    model.add("The gulls settle.")
+    msg = await fake.message("I sit on a crate.", author="alice")
+    await fake.wait_for("POST", r"/channels/\d+/typing")
+    del fake.messages[int(msg["id"])]  # the player deleted it while the GM was thinking
+    [reply] = await fake.wait_for("POST", r"/channels/\d+/messages", where=lambda c: c.status == 200)
+    assert reply.json["content"] == "The gulls settle."
+
+
+async def test_without_manage_webhooks_the_bot_speaks_for_npcs_within_the_limit(fake, bot, model):
+    fake.set_overwrite("general", fake.bot_role, deny="manage_webhooks")
+    await game_with_players(bot, fake)
+    paragraph = ("tides " * 332).strip()  # 1,991 characters: fits alone, but not behind a name prefix
+    model.add(f"{paragraph}\n\n{paragraph}")
+    await fake.message("@Ysolde Tell me everything.", author="alice")
+    posts = await fake.wait_for("POST", r"/channels/\d+/messages", count=3, where=lambda c: c.status == 200)
+    assert all(p.json["content"].startswith("**Ysolde Marrick:** ") and len(p.json["content"]) <= 2000 for p in posts)
+    assert not fake.calls("POST", r"/webhooks/\d+/[\w-]+")
+
+
+async def test_many_quests_still_fit_one_embed(fake, bot, model):
+    cid = await game_with_players(bot, fake)
+    session = await bot.engine.session(cid)
+    from engine.state import Objective, Quest
+
+    for n in range(12):
+        session.state.quests[f"q{n}"] = Quest(id=f"q{n}", title=f"Errand number {n} " + "x" * 40, status="active",
+                                              objectives=[Objective(id=str(k), text="o" * 140) for k in range(8)])
+    await bot.engine.deps.store.save_state(session.id, session.state)
+    i = await fake.interaction("quests", user="alice")
+    response = await i.wait_response()
+    assert response["type"] == 4 and sum(len(f["value"]) + len(f["name"]) for f in response["data"]["embeds"][0]["fields"]) < 6000
+    assert response["data"]["embeds"][0]["fields"][-1]["name"] == "…"
+
+
+async def test_game_commands_are_guild_only(fake, bot):
+    [put] = fake.calls("PUT", rf"/applications/{fake.application_id}/guilds/{fake.guild_id}/commands")
+    for name in ("game", "char", "party", "gm-admin", "act"):
+        command = next(c for c in put.json if c["name"] == name)
+        assert command.get("contexts") == [0] or command.get("dm_permission") is False, command
+
+
+async def test_only_players_or_admins_end_a_game(fake, bot):
+    await game_with_players(bot, fake)
+    fake.add_user("mallory")
+    i = await fake.interaction("game end", user="mallory")
+    assert (await i.wait_response())["data"]["content"] == "You are not permitted to use this command."
+    i = await fake.interaction("game end", user="bob")
+    assert (await i.wait_response())["data"]["content"] == "The game is over. Start another with /game start."
+
+
+async def test_replies_to_an_npc_still_reach_it_after_a_restart(fake, bot, model):
+    await game_with_players(bot, fake)
+    model.add('"Fog."')
+    await fake.message("@Ysolde Weather?", author="alice")
+    [post] = await fake.wait_for("POST", r"/webhooks/\d+/[\w-]+")
+    bot.voices = type(bot.voices)()  # a restarted bot remembers no webhooks
+    model.add('"More fog."')
+    await fake.message("And tomorrow?", author="alice", message_reference=post.response["id"])
+    await fake.wait_for("POST", r"/webhooks/\d+/[\w-]+", count=2)
+    assert model.requests[-1].agent is AgentType.NPC

@@ -15,6 +15,7 @@ from engine.content import list_adventures, load_adventure
 
 from ..client import LorekeeperBot
 from ..render import NO_PINGS
+from ..tree import respond
 
 INLINE_LIMIT = 1900
 
@@ -100,8 +101,10 @@ class AdminCog(commands.GroupCog, group_name="gm-admin", group_description="Game
     @app_commands.command(name="reset")
     async def reset(self, interaction: discord.Interaction) -> None:
         """End this channel's game at once (its log is kept); /game start begins a new one."""
+        if self.bot.engine.channel_lock(str(interaction.channel_id)).locked():
+            await interaction.response.defer(ephemeral=True, thinking=True)
         await self.bot.engine.end_game(str(interaction.channel_id))
-        await self._say(interaction, "This channel's game has been reset. Start a new one with /game start.")
+        await respond(interaction, "This channel's game has been reset. Start a new one with /game start.", ephemeral=True)
 
     @app_commands.command(name="reload-corpus")
     async def reload_corpus(self, interaction: discord.Interaction) -> None:

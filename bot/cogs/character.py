@@ -10,8 +10,10 @@ from engine.characters import CLASSES
 
 from ..client import LorekeeperBot
 from ..render import inventory_embed, sheet_embed
+from ..tree import respond
 
 
+@app_commands.guild_only()
 class CharacterCog(commands.GroupCog, group_name="char", group_description="Your character in this channel's game"):
     def __init__(self, bot: LorekeeperBot) -> None:
         self.bot = bot
@@ -23,9 +25,10 @@ class CharacterCog(commands.GroupCog, group_name="char", group_description="Your
     async def create(self, interaction: discord.Interaction, name: app_commands.Range[str, 1, 40], char_class: str,
                      level: app_commands.Range[int, 1, 20] = 1) -> None:
         """Make your character for this game."""
+        await self.bot.ack_if_busy(interaction)
         ch = await self.bot.engine.create_character(str(interaction.channel_id), str(interaction.user.id), name, char_class, level)
-        await interaction.response.send_message(f"**{discord.utils.escape_markdown(ch.name)}** the {ch.char_class} joins the party.",
-                                                embed=sheet_embed(ch))
+        await respond(interaction, f"**{discord.utils.escape_markdown(ch.name)}** the {ch.char_class} joins the party.",
+                      embed=sheet_embed(ch))
 
     @create.autocomplete("char_class")
     async def class_choices(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:

@@ -11,15 +11,17 @@ from engine.content import list_adventures
 from ..client import LorekeeperBot
 from ..render import NO_PINGS, combat_embed, status_embed
 from ..text import split_message
+from ..tree import respond
+from .admin import is_admin
 
 
+@app_commands.guild_only()  # on the group: on a subcommand discord.py ignores it
 class GameCog(commands.GroupCog, group_name="game", group_description="Start, end and follow a game in this channel"):
     def __init__(self, bot: LorekeeperBot) -> None:
         self.bot = bot
         super().__init__()
 
     @app_commands.command(name="start")
-    @app_commands.guild_only()
     @app_commands.describe(adventure="Which adventure (default: the first one)", thread="Play in a new thread of this channel")
     async def start(self, interaction: discord.Interaction, adventure: str | None = None, thread: bool = False) -> None:
         """Start a new game here, or in a new thread."""
@@ -49,9 +51,13 @@ class GameCog(commands.GroupCog, group_name="game", group_description="Start, en
 
     @app_commands.command(name="end")
     async def end(self, interaction: discord.Interaction) -> None:
-        """End the game in this channel (its log is kept)."""
+        """End the game in this channel (its log is kept): for its players and server admins."""
+        state = await self.bot.engine.state(str(interaction.channel_id))
+        if str(interaction.user.id) not in state.characters and not is_admin(interaction, self.bot.settings.admin_role):
+            raise app_commands.CheckFailure("only players or admins end a game")
+        await self.bot.ack_if_busy(interaction)
         await self.bot.engine.end_game(str(interaction.channel_id))
-        await interaction.response.send_message("The game is over. Start another with /game start.")
+        await respond(interaction, "The game is over. Start another with /game start.")
 
     @app_commands.command(name="status")
     async def status(self, interaction: discord.Interaction) -> None:

@@ -7,17 +7,20 @@ from discord import app_commands
 from discord.ext import commands
 
 from ..client import LorekeeperBot
+from ..tree import respond
 
 
+@app_commands.guild_only()
 class PartyCog(commands.GroupCog, group_name="party", group_description="Who travels together"):
     def __init__(self, bot: LorekeeperBot) -> None:
         self.bot = bot
         super().__init__()
 
     async def _set(self, interaction: discord.Interaction, member: bool) -> None:
+        await self.bot.ack_if_busy(interaction)
         ch = await self.bot.engine.set_party_membership(str(interaction.channel_id), str(interaction.user.id), member)
         verb = "rejoins the party" if member else "leaves the party for now; your messages here are no longer actions"
-        await interaction.response.send_message(f"{discord.utils.escape_markdown(ch.name)} {verb}.")
+        await respond(interaction, f"{discord.utils.escape_markdown(ch.name)} {verb}.")
 
     @app_commands.command(name="join")
     async def join(self, interaction: discord.Interaction) -> None:

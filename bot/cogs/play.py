@@ -13,7 +13,7 @@ from engine.dice import Roll
 
 from ..client import LorekeeperBot
 from ..render import NO_PINGS, quests_embed
-from ..tree import InputError
+from ..tree import InputError, respond
 
 
 class DiceTransformer(app_commands.Transformer):
@@ -59,9 +59,10 @@ class PlayCog(commands.Cog):
     @app_commands.describe(kind="A short rest (an hour, hit dice) or a long rest (a night, full recovery)")
     async def rest(self, interaction: discord.Interaction, kind: Literal["short", "long"]) -> None:
         """Rest your character."""
+        await self.bot.ack_if_busy(interaction)
         text = await self.bot.engine.rest(str(interaction.channel_id), str(interaction.user.id),
                                           interaction.user.display_name, kind)
-        await interaction.response.send_message(text, allowed_mentions=NO_PINGS)
+        await respond(interaction, text, allowed_mentions=NO_PINGS)
 
     @commands.Cog.listener()
     async def on_message(self, message: discord.Message) -> None:
@@ -78,8 +79,10 @@ class PlayCog(commands.Cog):
             return  # table talk from people who are not playing
         text = message.content
         replied = message.reference.resolved if message.reference else None
-        if isinstance(replied, discord.Message) and self.bot.voices.is_npc_message(replied) and "@" not in text:
-            text = f"@{replied.author.name} {text}"  # a reply to an NPC speaks to that NPC
+        if isinstance(replied, discord.Message) and "@" not in text:
+            npc = self.bot.voices.speaker(replied, list(state.npcs.values()))
+            if npc is not None:
+                text = f"@{npc.name} {text}"  # a reply to an NPC speaks to that NPC
         try:
             await self.bot.play(message.channel, message.author, text, reply_to=message)
         except GameError as exc:
