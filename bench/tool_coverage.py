@@ -112,6 +112,8 @@ async def run_scenario(scenario: Scenario, models, config, tmp: Path, index: int
             result = await engine.take_turn(CHANNEL, "u1", "bob", scenario.message)
         except GameError as exc:
             return [], f"turn failed: {exc.message[:60]}", time.perf_counter() - started
+        finally:
+            await engine.drain()
         return [c.name for c in result.calls], result.reply, time.perf_counter() - started
 
 

@@ -47,6 +47,7 @@ async def main(history: int, turns: int) -> None:
                 started = time.perf_counter()
                 await engine.take_turn("bench", "u1", "bob", f"I grab the rope, attempt {i}.")
                 samples.append((time.perf_counter() - started) * 1000)
+            await engine.drain()
     samples.sort()
     p50 = statistics.median(samples)
     p99 = samples[min(len(samples) - 1, int(len(samples) * 0.99))]

@@ -230,10 +230,11 @@ class Engine:
             session = await self.session(channel_id)
             chosen = self._check(session, author_id, text)
             result = await self._run_turn(session, chosen, author_id, author_name, text.strip())
-        # The reply goes out now; the summary (a model call) waits its turn on the channel lock.
-        task = asyncio.create_task(self._summarize_when_free(channel_id))
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
+        # The reply goes out now; a due summary (a model call) waits its turn on the channel lock.
+        if await self.deps.store.count_messages(session.id, result.state.summary_upto) > self.deps.config.turn.summarize_after:
+            task = asyncio.create_task(self._summarize_when_free(channel_id))
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
         return result
 
     async def drain(self) -> None:
@@ -242,10 +243,13 @@ class Engine:
             await asyncio.gather(*list(self._background), return_exceptions=True)
 
     async def _summarize_when_free(self, channel_id: str) -> None:
-        async with self.channel_lock(channel_id):
-            session = await self.deps.store.load_session(channel_id)
-            if session is not None:
-                await self._maybe_summarize(session.id, session.state)
+        try:
+            async with self.channel_lock(channel_id):
+                session = await self.deps.store.load_session(channel_id)
+                if session is not None:
+                    await self._maybe_summarize(session.id, session.state)
+        except Exception:  # nobody awaits this task: its failure is logged here, and the next turn tries again
+            log.exception("summary_task_failed", channel_id=channel_id)
 
     async def _run_turn(self, session: Session, chosen: Route, author_id: str, author_name: str, text: str) -> TurnResult:
         state, cfg = session.state, self.deps.config

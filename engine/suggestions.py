@@ -191,8 +191,10 @@ def suggest(state: GameState, message: str, agent: AgentType, npc: NPC | None = 
     return sorted(best.values(), key=lambda s: -s.confidence)[:limit]
 
 
+HINTS_HEADING = "## Tools that may fit this message (hints, not orders: use your judgment)"
+
+
 def format_suggestions(suggestions: list[Suggestion]) -> str:
     if not suggestions:
         return ""
-    return ("## Tools that may fit this message (hints, not orders: use your judgment)\n"
-            + "\n".join(s.line() for s in suggestions))
+    return HINTS_HEADING + "\n" + "\n".join(s.line() for s in suggestions)

@@ -354,3 +354,23 @@ async def test_combat_locks_the_party_and_absent_members_cannot_act(table):
         await table.engine.set_party_membership(CHANNEL, "u2", member=True)
     with pytest.raises(BadInput, match="fight is under way"):
         await table.engine.create_character(CHANNEL, "u3", "Cass", "rogue")
+
+
+async def test_a_crashing_background_summary_is_contained(tmp_path, monkeypatch):
+    t, ctx = await make_table(tmp_path / "s.db")
+    cfg = t.engine.deps.config
+    t.engine.deps.config = cfg.model_copy(update={"turn": cfg.turn.model_copy(update={"summarize_after": 10, "summary_keep": 4})})
+
+    async def broken(session_id, state):
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(t.engine, "_maybe_summarize", broken)
+    try:
+        for i in range(5):
+            await t.turn(f"Action {i}.", f"Outcome {i}.")
+        await t.engine.drain()  # completes; the failure was logged inside the task
+        assert not t.engine._background
+        assert (await t.turn("Next.", "Still fine.")).reply == "Still fine."
+    finally:
+        await t.engine.drain()
+        await ctx.__aexit__(None, None, None)
