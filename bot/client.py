@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections import defaultdict
 
 import discord
@@ -50,13 +51,22 @@ class LorekeeperBot(commands.Bot):
         log.info("bot_ready", user=str(self.user), guilds=len(self.guilds))
 
     async def ack_if_busy(self, interaction: discord.Interaction) -> None:
-        """Defer when a turn holds this channel, so Discord's 3-second limit is kept; otherwise answer directly.
+        """Defer, privately, when work holds or awaits this channel, so Discord's 3-second limit is kept.
 
-        Acquiring a free asyncio.Lock does not yield, so a channel seen free here is still free when the engine
-        takes it: no race between this check and the command's engine call.
+        When nothing holds or awaits the channel's lock, the engine takes it without yielding, so the command
+        answers well within the limit. A private defer keeps refusals private; `announce` posts successes.
         """
-        if self.engine.channel_lock(str(interaction.channel_id)).locked():
-            await interaction.response.defer(thinking=True)
+        if self.engine.busy(str(interaction.channel_id)):
+            await interaction.response.defer(ephemeral=True, thinking=True)
+
+    async def announce(self, interaction: discord.Interaction, content: str, **kwargs) -> None:
+        """A command's public result, whether it answered directly or deferred privately."""
+        if interaction.response.is_done():
+            await interaction.followup.send("Done.", ephemeral=True)
+            assert interaction.channel is not None
+            await interaction.channel.send(content, allowed_mentions=NO_PINGS, **kwargs)
+        else:
+            await interaction.response.send_message(content, allowed_mentions=NO_PINGS, **kwargs)
 
     async def play(self, channel: discord.abc.Messageable, user: discord.abc.User, text: str, *,
                    followup: discord.Webhook | None = None, reply_to: discord.Message | None = None) -> TurnResult:
@@ -69,6 +79,20 @@ class LorekeeperBot(commands.Bot):
 
     async def deliver(self, channel: discord.abc.Messageable, result: TurnResult, *, followup: discord.Webhook | None,
                       reply_to: discord.Message | None, action: str, user: discord.abc.User) -> None:
+        """Post a committed turn. It cannot be taken back, so a failure here is logged and noted, never re-raised."""
+        try:
+            await self._deliver(channel, result, followup=followup, reply_to=reply_to, action=action, user=user)
+        except Exception:
+            log.exception("delivery_failed", channel_id=channel.id, turn_id=result.turn_id)
+            with contextlib.suppress(discord.HTTPException):
+                note = "-# The Game Master's reply could not be posted in full; the turn itself was saved (/game recap)."
+                if followup is not None:
+                    await followup.send(note, allowed_mentions=NO_PINGS)
+                else:
+                    await channel.send(note, allowed_mentions=NO_PINGS)
+
+    async def _deliver(self, channel: discord.abc.Messageable, result: TurnResult, *, followup: discord.Webhook | None,
+                       reply_to: discord.Message | None, action: str, user: discord.abc.User) -> None:
         pieces = split_message(result.reply)
         mechanics = result.mechanics()
         if mechanics:

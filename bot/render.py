@@ -51,12 +51,12 @@ def quests_embed(state: GameState) -> discord.Embed:
     return embed
 
 
-def combat_embed(state: GameState) -> discord.Embed:
+def combat_embed(state: GameState, budget: int = 2500) -> discord.Embed:
     combat = state.combat
     embed = discord.Embed(title=f"Combat, round {combat.round}", colour=discord.Colour.dark_red())
     rows = [f"{'▶' if now else '　'} **{p.name}** ({p.faction}) · init {p.initiative} · AC {p.ac} · "
             f"{'down' if hp == 0 else f'{hp}/{max_hp} HP'}" for now, p, hp, max_hp in tracker_rows(state)]
-    embed.description = clip("\n".join(rows), 2500)
+    embed.description = clip("\n".join(rows), max(100, budget))
     return embed
 
 

@@ -76,6 +76,12 @@ class NpcVoices:
                 log.warning("webhook_gone", channel_id=getattr(channel, "id", None), attempt=attempt)
                 if attempt == 2:
                     raise
+            except discord.HTTPException as exc:  # any other refusal: the bot speaks for the NPC instead
+                log.warning("webhook_failed", channel_id=getattr(channel, "id", None), status=exc.status)
+                prefix = f"**{discord.utils.escape_markdown(npc.name)}:** "
+                for piece in split_message("\n\n".join(pieces[sent:]), LIMIT - len(prefix)):
+                    await channel.send(prefix + piece, allowed_mentions=NO_PINGS)
+                return
 
 
 _BANNED = re.compile(r"(discor)(d)|(clyd)(e)", re.I)

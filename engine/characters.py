@@ -53,8 +53,8 @@ def make_character(owner_id: str, name: str, class_name: str, level: int = 1) ->
         raise BadInput("Level must be between 1 and 20.")
     if not name or len(name) > 40:
         raise BadInput("A character's name must be 1 to 40 characters long.")
-    if any(ch in name for ch in "<>@`*_~|#"):
-        raise BadInput("A character's name may not contain < > @ ` * _ ~ | or #.")
+    if any(ch in name for ch in "<>@`*_~|#[]:"):
+        raise BadInput("A character's name may not contain < > @ ` * _ ~ | # [ ] or :.")
     scores = dict(zip(cls.priorities, STANDARD_ARRAY))
     abilities = Abilities(**{a: scores[a] for a in ABILITIES})
     con = modifier(abilities.constitution)

@@ -41,14 +41,21 @@ def history_messages(history: list[Message], agent: AgentType, npc_id: str | Non
     return merge_roles(out)
 
 
-def speaker_line(m: Message, state: GameState) -> str:
+def speaker_label(m: Message, state: GameState) -> str:
+    """Who speaks, as the engine knows it: never taken whole from a name someone chose."""
     if m.agent is AgentType.PLAYER:
         ch = state.characters.get(m.author_id)
-        who = f"{ch.name} (player {m.author_name})" if ch else m.author_name
+        who = f"{ch.name} (player {m.author_name})" if ch else f"player {m.author_name}"
         to = f" to {state.npcs[m.npc_id].name}" if m.npc_id in state.npcs else ""
-        return f"[{escape(who)}{to}]: {quoted(m.text)}"
-    label = {AgentType.NARRATIVE: "Game Master", AgentType.COMBAT: "Game Master (combat)"}.get(m.agent, m.author_name)
-    return f"[{escape(label)}]: {quoted(m.text)}"
+        text = who + to
+    else:
+        text = {AgentType.NARRATIVE: "Game Master", AgentType.COMBAT: "Game Master (combat)"}.get(m.agent, m.author_name)
+    # A Discord display name may hold "]:" or a newline: it must not close the label and start another.
+    return " ".join(escape(text).replace("[", "(").replace("]", ")").split())
+
+
+def speaker_line(m: Message, state: GameState) -> str:
+    return f"[{speaker_label(m, state)}]: {quoted(m.text)}"
 
 
 def quoted(text: str) -> str:

@@ -5,16 +5,17 @@ from __future__ import annotations
 import asyncio
 import random
 from collections import defaultdict
+from contextlib import asynccontextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Awaitable, Callable, Mapping
+from typing import AsyncIterator, Awaitable, Callable, Mapping
 
 import structlog
 
 from .characters import make_character
 from .config import EngineConfig
 from .content import find_adventure
-from .context import game_context, history_messages, visible_history
+from .context import game_context, history_messages, speaker_label, speaker_line, visible_history
 from .dice import Roll, roll as roll_dice
 from .errors import BadInput, ModelError, NoCharacter, NoGameRunning, ProviderConfigError, ToolError, TurnFailed
 from .loop import AgentRun, Limits, ModelCall, run_agent
@@ -82,13 +83,24 @@ class Engine:
     def __init__(self, deps: Deps) -> None:
         self.deps = deps
         self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
+        self._queued: defaultdict[str, int] = defaultdict(int)  # holders and waiters per channel
         self.last_request: dict[str, ModelRequest] = {}  # per channel, for admins debugging a prompt
         self.last_suggestions: dict[str, list[Suggestion]] = {}
         self._background: set[asyncio.Task[None]] = set()
 
-    def channel_lock(self, channel_id: str) -> asyncio.Lock:
+    @asynccontextmanager
+    async def channel_lock(self, channel_id: str) -> AsyncIterator[None]:
         """Turns in one channel run one at a time, in arrival order; channels run in parallel."""
-        return self._locks[channel_id]
+        self._queued[channel_id] += 1
+        try:
+            async with self._locks[channel_id]:
+                yield
+        finally:
+            self._queued[channel_id] -= 1
+
+    def busy(self, channel_id: str) -> bool:
+        """Whether work holds or awaits this channel: a free asyncio.Lock may still have a waiter about to wake."""
+        return self._queued[channel_id] > 0
 
     async def session(self, channel_id: str) -> Session:
         found = await self.deps.store.load_session(channel_id)
@@ -164,7 +176,7 @@ class Engine:
         session = await self.session(channel_id)
         recent = await self.deps.store.messages(session.id, after_id=0, limit=last)
         lines = [session.state.summary] if session.state.summary else []
-        lines += [f"**{m.author_name}:** {m.text}" for m in recent]
+        lines += [f"**{speaker_label(m, session.state)}:** {m.text}" for m in recent]
         return "\n\n".join(lines) or "Nothing has happened yet."
 
     async def debug(self, channel_id: str) -> bool:
@@ -221,7 +233,10 @@ class Engine:
         if author_id not in session.state.characters:
             raise NoCharacter()
         if author_id not in session.state.party.player_ids:
-            raise BadInput(f"{session.state.characters[author_id].name} is not with the party: /party join first.")
+            name = session.state.characters[author_id].name
+            if session.state.combat.active:
+                raise BadInput(f"{name} is not with the party, and cannot join in the middle of a fight.")
+            raise BadInput(f"{name} is not with the party: /party join first.")
         return route(session.state, text)
 
     async def take_turn(self, channel_id: str, author_id: str, author_name: str, text: str) -> TurnResult:
@@ -318,12 +333,12 @@ class Engine:
         fold = pending[: len(pending) - cfg.summary_keep]
         if not fold:
             return
-        transcript = "\n".join(f"[{m.author_name}]: {m.text}" for m in fold)
+        transcript = "\n".join(speaker_line(m, state) for m in fold)
         settings = self.deps.config.agent(AgentType.SUMMARIZER)
         request = ModelRequest(agent=AgentType.SUMMARIZER, model=settings.model, system=system_prompt(AgentType.SUMMARIZER),
                                context="", temperature=settings.temperature, max_tokens=settings.max_tokens,
                                messages=[ChatMessage("user", f"Earlier summary:\n{escape(state.summary) or '(none)'}\n\n"
-                                                             f"New messages:\n{escape(transcript)}")])
+                                                             f"New messages:\n{transcript}")])
         model = self.deps.models[AgentType.SUMMARIZER]
         ctx = ToolContext(state.model_copy(deep=True), random.Random(0), AgentType.SUMMARIZER)
         try:

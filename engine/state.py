@@ -27,8 +27,13 @@ class Model(BaseModel):
 
 
 def slug(text: str) -> str:
-    """An id made from a name: lowercase words joined by hyphens."""
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+    """An id made from a name: lowercase words (of any script) joined by hyphens."""
+    return re.sub(r"[\W_]+", "-", text.casefold()).strip("-")
+
+
+def same_slug(a: str, b: str) -> bool:
+    sa = slug(a)
+    return bool(sa) and sa == slug(b)
 
 
 def modifier(score: int) -> int:
@@ -225,7 +230,7 @@ class GameState(Model):
         if key in self.npcs:
             return self.npcs[key]
         for npc in self.npcs.values():
-            if npc.name.lower() == key or slug(npc.name) == slug(key):
+            if npc.name.lower() == key or same_slug(npc.name, key):
                 return npc
         matches = [n for n in self.npcs.values() if n.name.lower().split()[0] == key]
         return matches[0] if len(matches) == 1 else None
@@ -244,13 +249,13 @@ class GameState(Model):
         key = ref.strip().lower()
         if key in self.locations:
             return self.locations[key]
-        return next((loc for loc in self.locations.values() if loc.name.lower() == key or slug(loc.name) == slug(key)), None)
+        return next((loc for loc in self.locations.values() if loc.name.lower() == key or same_slug(loc.name, key)), None)
 
     def find_quest(self, ref: str) -> Quest | None:
         key = ref.strip().lower()
         if key in self.quests:
             return self.quests[key]
-        return next((q for q in self.quests.values() if q.title.lower() == key or slug(q.title) == slug(key)), None)
+        return next((q for q in self.quests.values() if q.title.lower() == key or same_slug(q.title, key)), None)
 
 
 def utcnow() -> datetime:

@@ -1534,7 +1534,8 @@ class FakeDiscord:
         if "embeds" in body and body["embeds"] is not None:
             msg["embeds"] = [dict(e, type=e.get("type", "rich")) for e in body["embeds"]]
         if "flags" in body and body["flags"] is not None:
-            msg["flags"] = (msg["flags"] & (EPHEMERAL | LOADING)) | body["flags"]
+            # Visibility is fixed when a message is created (or deferred): an edit cannot make it ephemeral.
+            msg["flags"] = (msg["flags"] & (EPHEMERAL | LOADING)) | (int(body["flags"]) & ~EPHEMERAL)
         if files or "attachments" in body:
             msg["attachments"] = self._build_attachments(ch, body, files, existing=msg["attachments"])
         msg["mentions"] = self._mentions(msg["content"], ch)

@@ -5,13 +5,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
+import re
 
 import discord
 import pytest
 
 from bot.client import LorekeeperBot
 from bot.settings import load_settings
-from engine import Deps, Engine, ScriptedModel, Store, load_config
+from engine import Deps, Engine, ModelError, ScriptedModel, Store, load_config
 from engine.state import AgentType
 from tests.conftest import CORPUS
 from tests.fake_discord import CommandNotAvailable, FakeDiscord
@@ -302,9 +303,13 @@ async def test_commands_do_not_time_out_behind_a_running_turn(tmp_path, model):
         await fake.wait_for("POST", r"/channels/\d+/typing")
         fake.add_user("cora")
         made = await fake.interaction("char create", {"name": "Cora", "class": "bard"}, user="cora")
-        assert (await made.wait_response())["type"] == 5  # the channel was busy: deferred at once
+        deferred = await made.wait_response()
+        assert deferred["type"] == 5 and deferred["data"]["flags"] & 64  # busy: deferred at once, privately
         [followup] = await made.wait_followups(1, timeout=10)
-        assert followup["content"] == "**Cora** the bard joins the party."
+        assert followup["content"] == "Done."
+        [announced] = await fake.wait_for("POST", r"/channels/\d+/messages",
+                                          where=lambda c: "Cora" in (c.json or {}).get("content", ""))
+        assert announced.json["content"] == "**Cora** the bard joins the party." and announced.json["embeds"]
         assert not [c for c in fake.calls() if c.status == 404 and "interactions" in c.path]
 
 
@@ -371,3 +376,41 @@ async def test_replies_to_an_npc_still_reach_it_after_a_restart(fake, bot, model
     await fake.message("And tomorrow?", author="alice", message_reference=post.response["id"])
     await fake.wait_for("POST", r"/webhooks/\d+/[\w-]+", count=2)
     assert model.requests[-1].agent is AgentType.NPC
+
+
+async def test_a_failing_npc_webhook_falls_back_and_never_says_try_again(fake, bot, model):
+    await game_with_players(bot, fake)
+    model.add('"Take this pass." <modify_inventory item="harbour pass" quantity="1"/>', ' "Go on."')
+    await fake.message("@Ysolde May I pass?", author="alice")  # creates the webhook
+    [first] = await fake.wait_for("POST", r"/webhooks/\d+/[\w-]+")
+    fake.fail("POST", re.escape(first.path), status=403, code=50013, times=5)  # the NPC webhook only, not follow-ups
+    model.add('"Safe travels."')
+    i = await fake.interaction("act", {"action": "@Ysolde Thank you!"}, user="alice")
+    await i.wait_followups(1)
+    [spoken] = await fake.wait_for("POST", r"/channels/\d+/messages", where=lambda c: "Safe travels" in (c.json or {}).get("content", ""))
+    assert spoken.json["content"] == '**Ysolde Marrick:** "Safe travels."'
+    assert all("try again" not in (f.get("content") or "") for f in i.followups)
+
+
+async def test_an_error_reply_to_a_deleted_message_still_reaches_the_channel(fake, bot, model):
+    await game_with_players(bot, fake)
+    model.latency = 0.02
+    model.add("Slow answer.", ModelError("boom"))
+    await fake.message("First.", author="alice")
+    second = await fake.message("Second.", author="bob")
+    del fake.messages[int(second["id"])]
+    await fake.wait_for("POST", r"/channels/\d+/messages", count=2,
+                        where=lambda c: c.status == 200 and "Nothing happened" in (c.json or {}).get("content", "")
+                        or (c.json or {}).get("content") == "Slow answer.")
+
+
+async def test_refusals_stay_private_when_the_channel_is_busy(tmp_path, model):
+    async with FakeDiscord(interaction_timeout=0.4) as fake, lorekeeper(tmp_path, fake, model) as bot:
+        await game_with_players(bot, fake)
+        model.latency = 0.05
+        model.add("The tide creeps in, grain by grain, as you wait for it to reveal its secrets.")
+        await fake.message("I wait for the tide.", author="alice")
+        await fake.wait_for("POST", r"/channels/\d+/typing")
+        again = await fake.interaction("char create", {"name": "Other", "class": "bard"}, user="bob")
+        [refusal] = await again.wait_followups(1, timeout=10)
+        assert refusal["content"].startswith("You already play Bram") and refusal["flags"] & 64

@@ -252,3 +252,15 @@ async def test_turns_in_one_channel_are_delivered_in_arrival_order(bot):
     second = asyncio.create_task(bot.play(channel, user("u2", "amy"), "two"))
     await asyncio.gather(first, second)
     assert channel.sent.texts() == ["First.", "Second."]
+
+
+def test_status_and_tracker_fit_one_message_in_a_huge_fight(state):
+    from bot.render import EMBED_BUDGET, combat_embed, status_embed
+    from engine.state import Participant
+
+    state.combat.active = True
+    state.combat.order = [Participant(id=f"e{n}", name=f"Enemy with a very long and winding name number {n}", faction="enemy",
+                                      initiative=n, ac=12, hp=5, max_hp=5) for n in range(30)]
+    status = status_embed(state)
+    tracker = combat_embed(state, budget=EMBED_BUDGET - len(status) - 50)
+    assert len(status) + len(tracker) <= 6000

@@ -130,7 +130,7 @@ def test_escape_neutralises_tags():
 
 @pytest.mark.parametrize("step", [1, 3, 4, 100])
 def test_a_tool_inside_an_unknown_wrapper_is_found_however_the_stream_is_chunked(step):
-    event, _ = scan_all("<aside>You hear <roll>1d20+2</roll> steps</aside>", step)
+    event, _ = scan_all("<scene>You hear <roll>1d20+2</roll> steps</scene>", step)  # not a formatting tag
     assert (event.kind, event.name) == ("call", "roll")
 
 

@@ -406,3 +406,22 @@ def test_no_joining_leaving_or_wandering_off_during_combat(state):
     failing(brisa, '<remove_from_party npc="brisa-wendle"/>', "not during combat")
     failing(brisa, '<move_npc_to_location npc="brisa-wendle" location="saltmere-quay"/>', "not during combat")
     failing(ctx, '<add_to_party npc="ysolde-marrick"/>', "not during combat")
+
+
+def test_an_npc_sees_only_the_face_of_another_npc_and_cannot_overwrite_the_gms_note(state):
+    gm = call(ctx_for(state), '<get_npc npc="brisa-wendle"/>')
+    assert "Knows secrets: keepers-log, sea-stair" in gm.observation
+    other = call(ctx_for(state, agent=NPC, npc="ysolde-marrick"), '<get_npc npc="odile-farrow"/>')
+    assert other.ok and "wreckers" not in other.observation.lower() and "private thoughts are their own" in other.observation
+    call(ctx_for(state, agent=NPC, npc="ysolde-marrick"), '<get_npc npc="brisa-wendle"/>')
+    assert any("Knows secrets: keepers-log, sea-stair" in v for v in state.knowledge.values())
+
+
+def test_quests_in_other_scripts_stay_apart(state):
+    ctx = ctx_for(state)
+    assert call(ctx, "<start_quest><quest>Найти кольцо</quest><objective>Искать</objective></start_quest>").ok
+    assert call(ctx, "<start_quest><quest>Спасти деревню</quest><objective>Защитить</objective></start_quest>").ok
+    assert call(ctx, "<start_quest><quest>村を救う</quest><objective>守る</objective></start_quest>").ok
+    assert call(ctx, '<fail_quest quest="Спасти деревню"/>').ok
+    statuses = {q.title: q.status for q in state.quests.values()}
+    assert statuses["Найти кольцо"] == "active" and statuses["Спасти деревню"] == "failed" and statuses["村を救う"] == "active"

@@ -101,8 +101,7 @@ class AdminCog(commands.GroupCog, group_name="gm-admin", group_description="Game
     @app_commands.command(name="reset")
     async def reset(self, interaction: discord.Interaction) -> None:
         """End this channel's game at once (its log is kept); /game start begins a new one."""
-        if self.bot.engine.channel_lock(str(interaction.channel_id)).locked():
-            await interaction.response.defer(ephemeral=True, thinking=True)
+        await self.bot.ack_if_busy(interaction)
         await self.bot.engine.end_game(str(interaction.channel_id))
         await respond(interaction, "This channel's game has been reset. Start a new one with /game start.", ephemeral=True)
 

@@ -10,7 +10,6 @@ from engine.characters import CLASSES
 
 from ..client import LorekeeperBot
 from ..render import inventory_embed, sheet_embed
-from ..tree import respond
 
 
 @app_commands.guild_only()
@@ -27,8 +26,8 @@ class CharacterCog(commands.GroupCog, group_name="char", group_description="Your
         """Make your character for this game."""
         await self.bot.ack_if_busy(interaction)
         ch = await self.bot.engine.create_character(str(interaction.channel_id), str(interaction.user.id), name, char_class, level)
-        await respond(interaction, f"**{discord.utils.escape_markdown(ch.name)}** the {ch.char_class} joins the party.",
-                      embed=sheet_embed(ch))
+        await self.bot.announce(interaction, f"**{discord.utils.escape_markdown(ch.name)}** the {ch.char_class} joins the party.",
+                                embed=sheet_embed(ch))
 
     @create.autocomplete("char_class")
     async def class_choices(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:

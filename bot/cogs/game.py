@@ -9,9 +9,8 @@ from discord.ext import commands
 from engine.content import list_adventures
 
 from ..client import LorekeeperBot
-from ..render import NO_PINGS, combat_embed, status_embed
+from ..render import EMBED_BUDGET, NO_PINGS, combat_embed, status_embed
 from ..text import split_message
-from ..tree import respond
 from .admin import is_admin
 
 
@@ -57,13 +56,14 @@ class GameCog(commands.GroupCog, group_name="game", group_description="Start, en
             raise app_commands.CheckFailure("only players or admins end a game")
         await self.bot.ack_if_busy(interaction)
         await self.bot.engine.end_game(str(interaction.channel_id))
-        await respond(interaction, "The game is over. Start another with /game start.")
+        await self.bot.announce(interaction, "The game is over. Start another with /game start.")
 
     @app_commands.command(name="status")
     async def status(self, interaction: discord.Interaction) -> None:
         """Where the party is, who is in it, and any combat."""
         state = await self.bot.engine.state(str(interaction.channel_id))
-        embeds = [status_embed(state)] + ([combat_embed(state)] if state.combat.active else [])
+        status = status_embed(state)
+        embeds = [status] + ([combat_embed(state, budget=EMBED_BUDGET - len(status) - 50)] if state.combat.active else [])
         await interaction.response.send_message(embeds=embeds)
 
     @app_commands.command(name="recap")

@@ -7,7 +7,6 @@ from discord import app_commands
 from discord.ext import commands
 
 from ..client import LorekeeperBot
-from ..tree import respond
 
 
 @app_commands.guild_only()
@@ -20,7 +19,7 @@ class PartyCog(commands.GroupCog, group_name="party", group_description="Who tra
         await self.bot.ack_if_busy(interaction)
         ch = await self.bot.engine.set_party_membership(str(interaction.channel_id), str(interaction.user.id), member)
         verb = "rejoins the party" if member else "leaves the party for now; your messages here are no longer actions"
-        await respond(interaction, f"{discord.utils.escape_markdown(ch.name)} {verb}.")
+        await self.bot.announce(interaction, f"{discord.utils.escape_markdown(ch.name)} {verb}.")
 
     @app_commands.command(name="join")
     async def join(self, interaction: discord.Interaction) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import Literal
 
 import discord
@@ -13,7 +14,7 @@ from engine.dice import Roll
 
 from ..client import LorekeeperBot
 from ..render import NO_PINGS, quests_embed
-from ..tree import InputError, respond
+from ..tree import InputError
 
 
 class DiceTransformer(app_commands.Transformer):
@@ -62,7 +63,7 @@ class PlayCog(commands.Cog):
         await self.bot.ack_if_busy(interaction)
         text = await self.bot.engine.rest(str(interaction.channel_id), str(interaction.user.id),
                                           interaction.user.display_name, kind)
-        await respond(interaction, text, allowed_mentions=NO_PINGS)
+        await self.bot.announce(interaction, text)
 
     @commands.Cog.listener()
     async def on_message(self, message: discord.Message) -> None:
@@ -86,7 +87,9 @@ class PlayCog(commands.Cog):
         try:
             await self.bot.play(message.channel, message.author, text, reply_to=message)
         except GameError as exc:
-            await message.reply(exc.message, allowed_mentions=NO_PINGS, mention_author=False)
+            with contextlib.suppress(discord.HTTPException):
+                await message.channel.send(exc.message, allowed_mentions=NO_PINGS, mention_author=False,
+                                           reference=message.to_reference(fail_if_not_exists=False))
 
 
 async def setup(bot: LorekeeperBot) -> None:

@@ -223,7 +223,9 @@ def run_tool(event: TagEvent, ctx: ToolContext) -> ToolCall:
         log.exception("tool_crashed", tool=spec.name, args=dumped)
         return ToolCall(spec.name, dumped, False, f"Error: {spec.name} failed unexpectedly. Nothing was done; carry on without it.")
     if spec.persistence == "permanent":
-        ctx.state.knowledge[f"{spec.name} {json.dumps(dumped, sort_keys=True)}"] = observation
+        # Keyed by who saw it too: an NPC's narrower view must not replace the GM's note.
+        viewer = f" as {ctx.npc_id}" if ctx.agent is AgentType.NPC else ""
+        ctx.state.knowledge[f"{spec.name} {json.dumps(dumped, sort_keys=True)}{viewer}"] = observation
     return ToolCall(spec.name, dumped, True, observation, spec.persistence)
 
 

@@ -193,6 +193,9 @@ def _npc_self_only(ctx: ToolContext, ref: str, verb: str) -> NPC:
 def get_npc(ctx: ToolContext, args: NpcArgs) -> str:
     """Read an NPC's persona and attitude (kept for the rest of the game); an NPC agent sees no one else's secrets."""
     npc = ctx.npc(args.npc)
+    if ctx.agent is AgentType.NPC and ctx.npc_id != npc.id:
+        # Another NPC's persona holds their private thoughts and the plot: an NPC knows only the face.
+        return f"{npc.name} ({npc.id}): you know them by sight and name; their private thoughts are their own."
     # Only lasting facts: this observation stays in context for the rest of the game.
     text = f"{npc.name} ({npc.id}), {npc.attitude}. Persona: {npc.persona}"
     if ctx.agent is not AgentType.NPC or ctx.npc_id == npc.id:
