@@ -29,6 +29,7 @@ class TurnSettings(Model):
     summary_keep: int = Field(20, ge=2, le=500)
     max_action_chars: int = Field(2000, ge=50, le=20_000)
     suggestions: bool = True  # the pre-flight tool suggestor adds hints to each agent's context
+    generation_timeout: float = Field(180.0, ge=5, le=3600)  # seconds one model generation may take in all
 
 
 class EngineConfig(Model):

@@ -287,7 +287,8 @@ class Engine:
         record = TurnRecord(seq=seq, agent=chosen.agent, npc_id=npc_id, status="ok", seed=seed, started_at=started)
         run = AgentRun()
         try:
-            await run_agent(model, request, ctx, Limits(cfg.turn.tool_quota, cfg.turn.max_rounds), self.deps.sleep, run)
+            limits = Limits(cfg.turn.tool_quota, cfg.turn.max_rounds, generation_timeout=cfg.turn.generation_timeout)
+            await run_agent(model, request, ctx, limits, self.deps.sleep, run)
             reply = run.reply
             if not reply:
                 raise ModelError("the model's reply was empty once tags and thinking were removed")

@@ -26,6 +26,7 @@ class Limits:
     max_rounds: int = 10  # continuations a turn may take, counting failed tags
     retries: int = 2  # further attempts at a generation that failed with a retryable error
     backoff: float = 1.0  # seconds before the first retry; doubles each time
+    generation_timeout: float = 180.0  # seconds one generation may take in all (a read timeout resets on every chunk)
 
 
 @dataclass
@@ -128,12 +129,17 @@ async def _generate(model: ModelClient, request: ModelRequest, run: AgentRun, fi
         attempt += 1
         started = time.perf_counter()
         try:
-            text, event, completion, early = await _read_stream(model, request, finishing)
+            try:
+                async with asyncio.timeout(limits.generation_timeout):
+                    text, event, completion, early = await _read_stream(model, request, finishing)
+            except TimeoutError:
+                raise ModelError(f"{model.provider} took longer than {limits.generation_timeout:.0f} s", retryable=True) from None
         except ModelError as exc:
+            # Each failed attempt was a request too: it goes in the turn log.
+            latency = (time.perf_counter() - started) * 1000
+            run.model_calls.append(ModelCall(model.provider, request.model or getattr(model, "default_model", ""),
+                                             0, 0, 0, True, round(latency, 2), f"error: {exc}"[:200], attempt))
             if not exc.retryable or attempt > limits.retries:
-                latency = (time.perf_counter() - started) * 1000
-                run.model_calls.append(ModelCall(model.provider, request.model or getattr(model, "default_model", ""),
-                                                 0, 0, 0, True, round(latency, 2), f"error: {exc}"[:200], attempt))
                 raise
             delay = exc.retry_after if exc.retry_after is not None else limits.backoff * 2 ** (attempt - 1)
             log.warning("model_retry", provider=model.provider, attempt=attempt, delay=delay, error=str(exc))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -167,6 +168,10 @@ class Store:
             if version in done:
                 continue
             async with self.transaction():
+                # Checked again under the write lock: another process may have just applied it.
+                async with self.db.execute("SELECT 1 FROM migrations WHERE version = ?", (version,)) as cur:
+                    if await cur.fetchone():
+                        continue
                 await migration(self.db)
                 await self.db.execute("INSERT INTO migrations VALUES (?, ?, ?)", (version, name, utcnow().isoformat()))
             applied.append(version)
@@ -176,14 +181,16 @@ class Store:
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[aiosqlite.Connection]:
         async with self._write:
-            await self.db.execute("BEGIN IMMEDIATE")
             try:
+                await self.db.execute("BEGIN IMMEDIATE")
                 yield self.db
+                await asyncio.shield(self.db.commit())
             except BaseException:
-                await self.db.rollback()
+                # Shielded: a cancelled task must not leave the connection inside an open transaction.
+                # (The rollback queues behind a BEGIN still running in aiosqlite's thread.)
+                with contextlib.suppress(aiosqlite.Error):
+                    await asyncio.shield(self.db.rollback())
                 raise
-            else:
-                await self.db.commit()
 
     async def load_session(self, channel_id: str) -> Session | None:
         async with self.db.execute("SELECT id, state FROM sessions WHERE channel_id = ? AND active = 1", (channel_id,)) as cur:

@@ -29,6 +29,7 @@ class Step:
     delay: float = 0.0  # seconds to wait before answering (for timeouts)
     usage: tuple[int, int] = (120, 30)  # input, output tokens
     cache_read: int = 0
+    midstream_error: dict[str, Any] | None = None  # an error event after the first text chunk, inside a 200 stream
 
 
 @dataclass
@@ -40,10 +41,12 @@ class Recorded:
 
 
 class FakeLLMServer:
-    def __init__(self, steps: list[Step] | None = None, *, api_key: str = "test-key", models: tuple[str, ...] = ("claude-test", "gpt-test")) -> None:
+    def __init__(self, steps: list[Step] | None = None, *, api_key: str = "test-key", models: tuple[str, ...] = ("claude-test", "gpt-test"),
+                 models_html: bool = False) -> None:
         self.steps: list[Step] = list(steps or [])
         self.api_key = api_key
         self.models = models
+        self.models_html = models_html  # answer the model list with a web page, like a misconfigured base URL
         self.requests: list[Recorded] = []
         self._server: asyncio.base_events.Server | None = None
         self.port = 0
@@ -92,6 +95,11 @@ class FakeLLMServer:
             await self._send_json(writer, 401, {"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}})
             return True
         if method == "GET" and "/models" in path:
+            if self.models_html:
+                page = b"<html><body>Welcome to my chat UI</body></html>"
+                writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: %d\r\n\r\n%s" % (len(page), page))
+                await writer.drain()
+                return True
             await self._models(writer, path.split("?")[0].rstrip("/"))
             return True
         step = self.steps.pop(0) if self.steps else Step(status=500, error={"message": "the fake server has no step left"})
@@ -113,6 +121,12 @@ class FakeLLMServer:
         head += "".join(f"{k}: {v}\r\n" for k, v in step.headers.items()) + "\r\n"
         writer.write(head.encode())
         sent_text = 0
+        if step.midstream_error is not None:
+            first_text = next(i for i, (_, is_text) in enumerate(events) if is_text)
+            err = step.midstream_error
+            bad = (f"event: error\ndata: {json.dumps({'type': 'error', 'error': err})}\n\n" if not openai
+                   else f"data: {json.dumps({'error': err})}\n\n")
+            events = events[: first_text + 1] + [(bad, False)]
         for event, is_text in events:
             if is_text and step.cut_after is not None and sent_text >= step.cut_after:
                 await writer.drain()

@@ -111,7 +111,9 @@ async def test_retryable_errors_are_retried_with_backoff_then_succeed(state):
     model = ScriptedModel([ModelError("429", retryable=True, retry_after=3), ModelError("503", retryable=True), "Hello."])
     sleeps: list[float] = []
     result = await run(model, state, sleeps=sleeps)
-    assert result.reply == "Hello." and sleeps == [3, 2.0] and result.model_calls[0].attempts == 3
+    assert result.reply == "Hello." and sleeps == [3, 2.0]
+    # every attempt was a request, so every attempt is accounted
+    assert [(c.attempts, c.stop_reason[:6]) for c in result.model_calls] == [(1, "error:"), (2, "error:"), (3, "end")]
 
 
 async def test_retries_are_bounded_and_fatal_errors_are_not_retried(state):
@@ -137,3 +139,10 @@ async def test_the_finishing_round_is_not_cut_at_a_closing_tag_stop(state):
     result = await run(model, state, limits=Limits(max_rounds=1), stop=["<observation>", "</roll>"])
     assert "</roll>" not in model.requests[1].stop and "<observation>" in model.requests[1].stop
     assert result.reply == "You try. It works, and the door swings open."
+
+
+async def test_a_generation_that_never_ends_is_bounded(state):
+    model = ScriptedModel(["slow " * 400] * 3, chunk_size=1, latency=0.001)
+    with pytest.raises(ModelError, match="took longer than"):
+        await run(model, state, limits=Limits(generation_timeout=0.05))
+    assert model.closed_early == 3  # each attempt was cut off and cancelled

@@ -96,7 +96,8 @@ async def test_anthropic_429_honours_retry_after_and_500_is_retried(tmp_path, se
     table, ctx, sleeps = await table_with(tmp_path, claude(server))
     try:
         result = await table.engine.take_turn(CHANNEL, "u1", "bob", "Hello.")
-        assert result.reply == "Made it." and sleeps == [7.0, 2.0] and result.model_calls[0].attempts == 3
+        assert result.reply == "Made it." and sleeps == [7.0, 2.0] and result.model_calls[-1].attempts == 3
+        assert [c.stop_reason[:6] for c in result.model_calls] == ["error:", "error:", "end"]
     finally:
         await ctx.__aexit__(None, None, None)
 
@@ -111,7 +112,8 @@ async def test_anthropic_gives_up_after_bounded_retries_and_the_turn_changes_not
         assert "Nothing happened" in err.value.message and "529" in err.value.reason
         assert (await table.state()).model_dump() == before and len(posts(server)) == 4 and len(sleeps) == 2
         logged = (await table.store.turns((await table.engine.session(CHANNEL)).id))[-1]
-        assert logged["status"] == "failed" and [c["stop_reason"][:5] for c in logged["model_calls"]] == ["tool_", "error"]
+        assert logged["status"] == "failed"
+        assert [c["stop_reason"][:5] for c in logged["model_calls"]] == ["tool_", "error", "error", "error"]
         assert logged["model_calls"][-1]["attempts"] == 3
     finally:
         await ctx.__aexit__(None, None, None)
@@ -290,3 +292,52 @@ async def test_a_refused_connection_is_retried_then_fails_the_turn_cleanly(tmp_p
         assert (await table.state()).model_dump() == before
     finally:
         await ctx.__aexit__(None, None, None)
+
+
+# --- found in review ------------------------------------------------------------------------------------------------
+
+async def test_an_overloaded_error_inside_an_anthropic_stream_is_retried(tmp_path, server):
+    server.add(Step("Half a thou", midstream_error={"type": "overloaded_error", "message": "Overloaded"}), Step("Whole."))
+    table, ctx, sleeps = await table_with(tmp_path, claude(server))
+    try:
+        result = await table.engine.take_turn(CHANNEL, "u1", "bob", "Hello.")
+        assert result.reply == "Whole." and len(sleeps) == 1
+    finally:
+        await ctx.__aexit__(None, None, None)
+
+
+async def test_a_fatal_error_inside_an_openai_stream_is_not_retried(tmp_path, server):
+    server.add(Step("Half", midstream_error={"message": "context length exceeded", "type": "invalid_request_error"}))
+    table, ctx, sleeps = await table_with(tmp_path, gpt(server))
+    try:
+        with pytest.raises(TurnFailed) as err:
+            await table.engine.take_turn(CHANNEL, "u1", "bob", "Hello.")
+        assert sleeps == [] and "context length exceeded" in err.value.reason
+    finally:
+        await ctx.__aexit__(None, None, None)
+
+
+async def test_ollama_style_tagged_model_names_pass_the_start_up_check(server):
+    config = load_config()
+    config.agents[AgentType.NARRATIVE] = config.agent(AgentType.NARRATIVE).model_copy(update={"model": "llama3.1"})
+    server.models = ("llama3.1:latest",)
+    await check_models(config, {AgentType.NARRATIVE: gpt(server)})
+
+
+async def test_a_base_url_that_is_not_an_api_gets_a_hint(server):
+    server.models_html = True
+    with pytest.raises(ConfigError, match="end in /v1"):
+        await check_models(load_config(), {AgentType.NARRATIVE: gpt(server)})
+
+
+async def test_local_model_path_errors_are_clear(tmp_path):
+    from engine.providers.local import LocalModel
+
+    missing = tmp_path / "nope.gguf"
+    with pytest.raises(ConfigError, match="does not exist"):
+        await check_models(load_config(), {AgentType.NARRATIVE: LocalModel(missing)})
+    if local_available():
+        junk = tmp_path / "junk.gguf"
+        junk.write_bytes(b"not a model" * 100)
+        with pytest.raises(ConfigError, match="cannot be loaded as a GGUF model"):
+            await check_models(load_config(), {AgentType.NARRATIVE: LocalModel(junk)})

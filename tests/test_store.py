@@ -83,3 +83,30 @@ async def test_debug_flag_persists_per_channel(tmp_path):
         assert await store.debug("c") is True and await store.debug("other") is False
         await store.set_debug("c", False)
         assert await store.debug("c") is False
+
+
+async def test_a_write_cancelled_while_waiting_for_the_database_leaves_no_open_transaction(tmp_path):
+    import asyncio
+
+    db = tmp_path / "busy.db"
+    async with Store.open(db) as mine, Store.open(db) as other:
+        async with other.transaction():  # another process holds the write lock
+            task = asyncio.create_task(mine.set_debug("c", True))
+            await asyncio.sleep(0.2)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+        await mine.set_debug("c", True)  # the connection is usable: no transaction was left open
+        assert not mine.db.in_transaction and await mine.debug("c")
+
+
+async def test_two_processes_opening_a_new_database_at_once_both_succeed(tmp_path):
+    import asyncio
+
+    db = tmp_path / "race.db"
+
+    async def open_once():
+        async with Store.open(db) as store:
+            return await store.debug("x")
+
+    assert await asyncio.gather(open_once(), open_once(), open_once()) == [False, False, False]

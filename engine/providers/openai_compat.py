@@ -8,7 +8,7 @@ import openai
 
 from ..errors import ModelError
 from ..models import Completion, ModelRequest, StreamItem, Usage
-from .faults import connection_error, retry_after_seconds, status_error
+from .faults import connection_error, retry_after_seconds, status_error, stream_error
 
 DEFAULT_MODEL = "gpt-6-luna"
 MAX_STOP = 4  # OpenAI's limit
@@ -70,6 +70,10 @@ class OpenAICompatModel:
                         finish = choice.finish_reason
         except (openai.APIStatusError, openai.APIConnectionError) as exc:
             raise self._error(exc, body["model"]) from exc
+        except openai.APIError as exc:  # an error object inside the stream
+            kind = str(getattr(exc, "type", None) or getattr(exc, "code", None) or "")
+            raise stream_error("The OpenAI-compatible server", kind, exc.message, model=body["model"],
+                               key_setting="OPENAI_API_KEY") from exc
         except Exception as exc:  # the transport failed mid-stream
             raise connection_error("The OpenAI-compatible server", exc) from exc
         finally:
@@ -90,7 +94,11 @@ class OpenAICompatModel:
             return  # some servers have no model list; the first turn will tell
         except (openai.APIStatusError, openai.APIConnectionError) as exc:
             raise self._error(exc, model) from exc
-        if listed and model not in listed:
+        except Exception as exc:  # not the API at all, e.g. a web page
+            raise ModelError(f"The server at OPENAI_BASE_URL did not answer like an OpenAI-compatible API ({type(exc).__name__}). "
+                             "Does the URL end in /v1?") from exc
+        names = set(listed) | {m.removesuffix(":latest") for m in listed}
+        if listed and model not in names:
             raise status_error("The OpenAI-compatible server", 404, f"it serves {', '.join(listed[:10])}", model=model,
                                key_setting="OPENAI_API_KEY")
 
