@@ -57,7 +57,7 @@ async def run_play(args: argparse.Namespace) -> None:
     async with Store.open(settings.db) as store:
         rng = random.Random(args.seed) if args.seed is not None else random.Random()
         engine = Engine(Deps(store, models, config, settings.corpus, rng=rng))
-        terminal = Terminal(engine, f"terminal:{args.game}", "local", getpass.getuser() or "player",
+        terminal = Terminal(engine, f"terminal:{args.game}", "local", player_name(),
                             ask=None if script else read_line)
         try:
             if script is not None:
@@ -66,6 +66,13 @@ async def run_play(args: argparse.Namespace) -> None:
                 await play_keyboard(terminal, args.adventure, args.name, args.char_class)
         finally:
             await engine.drain()  # a summary still being written is kept, not cut off
+
+
+def player_name() -> str:
+    try:
+        return getpass.getuser() or "player"
+    except (KeyError, OSError):  # no login name and no passwd entry (some containers)
+        return "player"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+import aiohttp
 import discord
 import structlog
 
@@ -33,6 +34,9 @@ async def run_bot(settings: Settings) -> None:
             except discord.LoginFailure as exc:
                 raise ConfigError("Discord refused the token in DISCORD_TOKEN: copy it again from the developer portal "
                                   "(see .env.example). To play without Discord, run `lorekeeper play`.") from exc
+            except (aiohttp.ClientError, OSError) as exc:
+                raise ConfigError(f"Discord cannot be reached ({type(exc).__name__}: {exc}). Check the network, "
+                                  "or play offline with `lorekeeper play`.") from exc
             except discord.PrivilegedIntentsRequired as exc:
                 raise ConfigError("Turn on the Message Content intent for the bot in the Discord developer portal "
                                   "(Bot → Privileged Gateway Intents): plain messages in a game are actions.") from exc

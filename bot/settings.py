@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import structlog
-from pydantic import Field, SecretStr, ValidationError
+from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from engine.content import describe_validation
@@ -20,7 +20,8 @@ REPO_CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 class Settings(BaseSettings):
     """Every setting is listed, with its meaning, in .env.example."""
 
-    model_config = SettingsConfigDict(env_prefix="LOREKEEPER_", env_file=".env", env_ignore_empty=True, extra="ignore")
+    model_config = SettingsConfigDict(env_prefix="LOREKEEPER_", env_file=".env", env_file_encoding="utf-8",
+                                      env_ignore_empty=True, extra="ignore")
 
     db: Path = Path("data/lorekeeper.db")
     config: Path | None = None
@@ -36,6 +37,12 @@ class Settings(BaseSettings):
     dev_guild: int | None = None  # sync slash commands to this guild at start-up (instant); otherwise by the owner
     admin_role: str | None = None  # members with this role may use /gm-admin as well as those with Manage Server
 
+    @field_validator("anthropic_api_key", "openai_api_key", "discord_token", mode="before")
+    @classmethod
+    def _strip_secret(cls, value: object) -> object:
+        """A key pasted with a trailing newline or space is the same key (and a newline breaks HTTP headers)."""
+        return value.strip() or None if isinstance(value, str) else value
+
     def provider_keys(self) -> ProviderKeys:
         return ProviderKeys(
             anthropic_api_key=self.anthropic_api_key.get_secret_value() if self.anthropic_api_key else None,
@@ -49,6 +56,10 @@ def load_settings(**overrides: object) -> Settings:
         return Settings(**{k: v for k, v in overrides.items() if v is not None})
     except ValidationError as exc:
         raise ConfigError(f"A setting is invalid (see .env.example):\n{describe_validation(exc)}") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"The .env file is not UTF-8 text ({exc.reason} at byte {exc.start}); save it as UTF-8.") from exc
+    except OSError as exc:
+        raise ConfigError(f"The .env file cannot be read: {exc.strerror}.") from exc
 
 
 class _Stderr:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import threading
 import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -183,6 +184,8 @@ async def play_script(terminal: Terminal, script: Script, model: ScriptedModel) 
         terminal.out(f"> {step.say}")
         if not await terminal.handle(step.say):
             break
+        if model.exhausted:
+            raise ConfigError(f"The script gave too few replies for the step '{step.say}'.")
         if model.replies:
             raise ConfigError(f"The script gave {len(model.replies)} more repl{'y' if len(model.replies) == 1 else 'ies'} "
                               f"than the step '{step.say}' used.")
@@ -190,7 +193,11 @@ async def play_script(terminal: Terminal, script: Script, model: ScriptedModel) 
 
 async def play_keyboard(terminal: Terminal, adventure: str | None, name: str | None, char_class: str | None) -> None:
     await terminal.open(adventure)
-    await terminal.ensure_character(name, char_class)
+    try:
+        await terminal.ensure_character(name, char_class)
+    except EOFError:
+        terminal.out("\nNo character made; the game is saved. Until next time.")
+        return
     assert terminal.ask is not None
     while True:
         try:
@@ -203,4 +210,18 @@ async def play_keyboard(terminal: Terminal, adventure: str | None, name: str | N
 
 
 async def read_line(prompt: str) -> str:
-    return await asyncio.to_thread(input, prompt)
+    """input() in a daemon thread: Ctrl-C then ends the program at once instead of waiting for Enter."""
+    loop = asyncio.get_running_loop()
+    answer: asyncio.Future[str] = loop.create_future()
+
+    def read() -> None:
+        try:
+            line = input(prompt)
+        except BaseException as exc:  # EOFError on Ctrl-D, and anything else, goes to the waiting coroutine
+            # Bound now: Python deletes `exc` when the except block ends.
+            loop.call_soon_threadsafe(lambda error=exc: answer.done() or answer.set_exception(error))
+        else:
+            loop.call_soon_threadsafe(lambda: answer.done() or answer.set_result(line))
+
+    threading.Thread(target=read, daemon=True).start()
+    return await answer

@@ -47,6 +47,8 @@ def _read(path: Path) -> dict:
         raise ConfigError(f"Cannot read config file {path}: {exc.strerror}.") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"Config file {path} is not valid TOML: {exc}.") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"Config file {path} is not UTF-8 text ({exc.reason} at byte {exc.start}).") from exc
 
 
 def _merge(base: dict, override: dict) -> dict:

@@ -82,6 +82,8 @@ def load_yaml_model(path: Path, model: type[M], what: str) -> M:
         raise ConfigError(f"Cannot read the {what} {path}: {exc.strerror}.") from exc
     except yaml.YAMLError as exc:
         raise ConfigError(f"The {what} {path} is not valid YAML: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"The {what} {path} is not UTF-8 text ({exc.reason} at byte {exc.start}).") from exc
     if not isinstance(raw, dict):
         raise ConfigError(f"The {what} {path} must hold a mapping at the top level.")
     try:

@@ -93,6 +93,7 @@ class ScriptedModel:
         self.model = model
         self.chunks_sent = 0
         self.closed_early = 0
+        self.exhausted = False  # a request found no reply left
 
     def add(self, *replies: Reply) -> None:
         self.replies.extend(replies)
@@ -100,6 +101,7 @@ class ScriptedModel:
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamItem]:
         self.requests.append(request)
         if not self.replies:
+            self.exhausted = True
             raise ModelError("the scripted model has no reply left for this request")
         reply = self.replies.popleft()
         if callable(reply) and not isinstance(reply, Exception):

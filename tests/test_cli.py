@@ -83,9 +83,60 @@ def test_a_script_without_a_character_says_how_to_give_one(tmp_path, capsys):
 def test_a_turn_that_fails_in_play_is_reported_and_the_session_goes_on(tmp_path, capsys):
     script = tmp_path / "s.yaml"
     script.write_text(yaml.safe_dump({"character": {"name": "Bo", "class": "rogue"}, "steps": [
-        {"say": "I look around."}, {"say": "/status"}]}))
+        {"say": "I look around.", "replies": ["<thinking>only thoughts, nothing said</thinking>"]}, {"say": "/status"}]}))
     code, out, err = play(tmp_path, capsys, "--script", str(script))
     assert code == 0 and "Nothing happened" in " ".join(out.split()) and "Saltmere Quay" in out
+
+
+def test_a_script_with_too_few_replies_is_an_error(tmp_path, capsys):
+    script = tmp_path / "s.yaml"
+    script.write_text(yaml.safe_dump({"character": {"name": "Bo", "class": "rogue"}, "steps": [
+        {"say": "I roll.", "replies": ["<roll>1d6</roll>"]}]}))
+    code, out, err = play(tmp_path, capsys, "--script", str(script))
+    assert code == 2 and "too few replies for the step 'I roll.'" in err
+
+
+def test_start_up_inputs_that_are_not_text_are_clear_errors(tmp_path, capsys, monkeypatch):
+    (tmp_path / ".env").write_bytes(b"LOREKEEPER_DB=\xff\xfe data.db\n")
+    code, _, err = play(tmp_path, capsys, "--script", str(EXAMPLE))
+    assert code == 2 and "not UTF-8" in err and "Traceback" not in err
+    (tmp_path / ".env").unlink()
+    config = tmp_path / "c.toml"
+    config.write_bytes(b"[turn]\ntool_quota = \xff\n")
+    monkeypatch.setenv("LOREKEEPER_CONFIG", str(config))
+    code, _, err = play(tmp_path, capsys, "--script", str(EXAMPLE))
+    assert code == 2 and "not UTF-8" in err
+
+
+def test_keys_pasted_with_a_newline_are_trimmed(monkeypatch):
+    from bot.settings import load_settings
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test\n")
+    monkeypatch.setenv("OPENAI_API_KEY", "   ")
+    keys = load_settings().provider_keys()
+    assert keys.anthropic_api_key == "sk-test" and keys.openai_api_key is None
+
+
+def test_end_of_input_before_a_character_exists_leaves_cleanly(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    with in_thread(FakeLLMServer(api_key="k", models=("gpt-test",))) as srv:
+        monkeypatch.setenv("OPENAI_BASE_URL", srv.url + "/v1")
+        monkeypatch.setenv("OPENAI_API_KEY", "k")
+        config = tmp_path / "agents.toml"
+        config.write_text("\n".join(f'[agents.{a}]\nmodel = "gpt-test"' for a in ("narrative", "combat", "npc", "summarizer")))
+        monkeypatch.setenv("LOREKEEPER_CONFIG", str(config))
+        code, out, err = play(tmp_path, capsys)
+    assert code == 0 and "No character made" in out and "Traceback" not in err
+
+
+def test_a_player_name_is_found_even_without_a_login(monkeypatch):
+    from bot.cli import player_name
+
+    def no_login():
+        raise KeyError("getpwuid(): uid not found")
+
+    monkeypatch.setattr("getpass.getuser", no_login)
+    assert player_name() == "player"
 
 
 def test_keyboard_play_with_an_openai_compatible_server(tmp_path, capsys, monkeypatch):
