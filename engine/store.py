@@ -144,10 +144,10 @@ class Store:
             raise ConfigError(f"Cannot open the database {path}: {exc}.") from exc
         try:
             db.row_factory = aiosqlite.Row
+            await db.execute("PRAGMA busy_timeout=5000")  # first: switching to WAL waits for other openers
             await db.execute("PRAGMA journal_mode=WAL")
             await db.execute("PRAGMA synchronous=NORMAL")
             await db.execute("PRAGMA foreign_keys=ON")
-            await db.execute("PRAGMA busy_timeout=5000")
             store = cls(db, path)
             await store.migrate()
             yield store
