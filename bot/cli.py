@@ -50,6 +50,8 @@ async def run_play(args: argparse.Namespace) -> None:
     model = ScriptedModel()
     if script is not None:
         models: dict[AgentType, ModelClient] = {a: model for a in AgentType}
+        # A summary would take the next step's scripted reply; scripted sessions are short, so none is made.
+        config = config.model_copy(update={"turn": config.turn.model_copy(update={"summarize_after": 5000})})
     else:
         models = build_models(config, settings.provider_keys())
         print("Checking the language model ...", file=sys.stderr)

@@ -37,10 +37,11 @@ class Settings(BaseSettings):
     dev_guild: int | None = None  # sync slash commands to this guild at start-up (instant); otherwise by the owner
     admin_role: str | None = None  # members with this role may use /gm-admin as well as those with Manage Server
 
-    @field_validator("anthropic_api_key", "openai_api_key", "discord_token", mode="before")
+    @field_validator("anthropic_api_key", "openai_api_key", "discord_token", "anthropic_base_url", "openai_base_url",
+                     mode="before")
     @classmethod
     def _strip_secret(cls, value: object) -> object:
-        """A key pasted with a trailing newline or space is the same key (and a newline breaks HTTP headers)."""
+        """A key or URL pasted with a trailing newline or space is the same (and a newline breaks HTTP)."""
         return value.strip() or None if isinstance(value, str) else value
 
     def provider_keys(self) -> ProviderKeys:

@@ -343,7 +343,8 @@ class Engine:
         model = self.deps.models[AgentType.SUMMARIZER]
         ctx = ToolContext(state.model_copy(deep=True), random.Random(0), AgentType.SUMMARIZER)
         try:
-            run = await run_agent(model, request, ctx, Limits(tool_quota=1, max_rounds=1), self.deps.sleep)
+            limits = Limits(tool_quota=1, max_rounds=1, generation_timeout=self.deps.config.turn.generation_timeout)
+            run = await run_agent(model, request, ctx, limits, self.deps.sleep)
         except Exception as exc:  # the turn is already committed; the summary can wait until after the next one
             log.warning("summary_failed", session_id=session_id, error=str(exc))
             return

@@ -163,3 +163,22 @@ def test_keyboard_play_with_a_bad_key_stops_at_start_up_with_one_clear_message(t
         code, out, err = play(tmp_path, capsys, "--name", "Aria", "--class", "fighter")
     assert code == 2 and "refused the API key" in err and "ANTHROPIC_API_KEY" in err and "Traceback" not in err
     assert not [r for r in srv.requests if r.method == "POST"]  # stopped before any game request
+
+
+def test_a_long_script_is_not_cut_short_by_a_summary(tmp_path, capsys, monkeypatch):
+    config = tmp_path / "c.toml"
+    config.write_text("[turn]\nsummarize_after = 10\nsummary_keep = 2\n")
+    monkeypatch.setenv("LOREKEEPER_CONFIG", str(config))
+    steps = [{"say": f"I look around, take {i}.", "replies": [f"You see fog, take {i}."]} for i in range(8)]
+    script = tmp_path / "long.yaml"
+    script.write_text(yaml.safe_dump({"character": {"name": "Bo", "class": "rogue"}, "steps": steps}))
+    code, out, err = play(tmp_path, capsys, "--script", str(script))
+    assert code == 0, err
+    assert "You see fog, take 7." in out
+
+
+def test_base_urls_pasted_with_a_newline_are_trimmed(monkeypatch):
+    from bot.settings import load_settings
+
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1\n")
+    assert load_settings().provider_keys().openai_base_url == "http://127.0.0.1:9/v1"

@@ -341,3 +341,54 @@ async def test_local_model_path_errors_are_clear(tmp_path):
         junk.write_bytes(b"not a model" * 100)
         with pytest.raises(ConfigError, match="cannot be loaded as a GGUF model"):
             await check_models(load_config(), {AgentType.NARRATIVE: LocalModel(junk)})
+
+
+async def test_openai_rate_limits_inside_a_stream_are_retried(tmp_path, server):
+    server.add(Step("Hal", midstream_error={"message": "Rate limit reached", "type": "requests", "code": "rate_limit_exceeded"}),
+               Step("Fine."))
+    table, ctx, sleeps = await table_with(tmp_path, gpt(server))
+    try:
+        assert (await table.engine.take_turn(CHANNEL, "u1", "bob", "Hello.")).reply == "Fine." and len(sleeps) == 1
+    finally:
+        await ctx.__aexit__(None, None, None)
+
+
+async def test_local_model_cancellation_waits_for_the_thread_and_is_not_swallowed(tmp_path):
+    import asyncio
+    import time
+    from contextlib import aclosing
+    from pathlib import Path
+
+    from engine.models import ModelRequest
+    from engine.providers.local import LocalModel
+
+    class SlowLlama:  # stands in for llama_cpp.Llama: one token every 0.15 s
+        running = 0
+
+        def create_completion(self, prompt, **kwargs):
+            SlowLlama.running += 1
+            try:
+                for _ in range(20):
+                    time.sleep(0.15)
+                    yield {"choices": [{"text": "word ", "finish_reason": None}]}
+            finally:
+                SlowLlama.running -= 1
+
+        def tokenize(self, data, special=True):
+            return list(range(len(data) // 4))
+
+    model = LocalModel(Path(tmp_path / "unused.gguf"))
+    model._llm = SlowLlama()
+    request = ModelRequest(agent=AgentType.NARRATIVE, model="", system="s", context="", messages=[])
+
+    async def consume():
+        async with aclosing(model.stream(request)) as stream:
+            async for _ in stream:
+                break  # as the engine does at a tag: closing must wait for the thread
+
+    task = asyncio.create_task(consume())
+    await asyncio.sleep(0.25)  # inside the wait for the thread
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert SlowLlama.running == 0 and not model._native.locked()

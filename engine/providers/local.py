@@ -126,11 +126,14 @@ class LocalModel:
                         raise ModelError(f"The local model failed: {value}") from value
             finally:
                 cancel.set()
+                cancelled = False
                 while not worker.done():  # a second cancellation must not release the lock under a running thread
                     try:
                         await asyncio.shield(worker)
                     except asyncio.CancelledError:
-                        continue
+                        cancelled = True
+                if cancelled:
+                    raise asyncio.CancelledError  # delivered once the thread is done, not swallowed
 
     async def check(self, model: str) -> None:
         await asyncio.to_thread(self._load)
