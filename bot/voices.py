@@ -59,9 +59,7 @@ class NpcVoices:
         for attempt in (1, 2):
             hook = await self.webhook(channel)
             if hook is None:
-                prefix = f"**{discord.utils.escape_markdown(npc.name)}:** "
-                for piece in split_message("\n\n".join(pieces[sent:]), LIMIT - len(prefix)):
-                    await channel.send(prefix + piece, allowed_mentions=NO_PINGS)
+                await self._speak_for(channel, npc, pieces[sent:])
                 return
             try:
                 for piece in pieces[sent:]:
@@ -78,10 +76,15 @@ class NpcVoices:
                     raise
             except discord.HTTPException as exc:  # any other refusal: the bot speaks for the NPC instead
                 log.warning("webhook_failed", channel_id=getattr(channel, "id", None), status=exc.status)
-                prefix = f"**{discord.utils.escape_markdown(npc.name)}:** "
-                for piece in split_message("\n\n".join(pieces[sent:]), LIMIT - len(prefix)):
-                    await channel.send(prefix + piece, allowed_mentions=NO_PINGS)
+                await self._speak_for(channel, npc, pieces[sent:])
                 return
+
+    @staticmethod
+    async def _speak_for(channel: discord.abc.Messageable, npc: NPC, pieces: list[str]) -> None:
+        """The bot posts the NPC's words under a name prefix, re-split so prefix and words fit 2,000 characters."""
+        prefix = f"**{discord.utils.escape_markdown(npc.name)}:** "
+        for piece in split_message("\n\n".join(pieces), LIMIT - len(prefix)):
+            await channel.send(prefix + piece, allowed_mentions=NO_PINGS)
 
 
 _BANNED = re.compile(r"(discor)(d)|(clyd)(e)", re.I)

@@ -91,7 +91,6 @@ class ScriptedModel:
         self.supports_prefill = supports_prefill
         self.latency = latency
         self.model = model
-        self.chunks_sent = 0
         self.closed_early = 0
         self.exhausted = False  # a request found no reply left
 
@@ -115,7 +114,6 @@ class ScriptedModel:
             for chunk in chunks:
                 if self.latency:
                     await asyncio.sleep(self.latency)
-                self.chunks_sent += 1
                 yield chunk
             finished = True
             text = "".join(chunks)

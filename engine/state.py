@@ -11,7 +11,6 @@ from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, PositiveInt
 
 ABILITIES = ("strength", "dexterity", "constitution", "intelligence", "wisdom", "charisma")
 COINS = ("cp", "sp", "gp", "pp")
-COIN_VALUE_CP = {"cp": 1, "sp": 10, "gp": 100, "pp": 1000}
 
 
 class AgentType(StrEnum):

@@ -248,3 +248,10 @@ def in_thread(server: FakeLLMServer) -> Iterator[FakeLLMServer]:
     finally:
         stop.set()
         thread.join(5)
+
+
+def agents_config(directory, model: str = "gpt-test"):
+    """A config file in which every agent uses `model` (a name the fake server lists); returns its path."""
+    path = directory / "agents.toml"
+    path.write_text("\n".join(f'[agents.{a}]\nmodel = "{model}"' for a in ("narrative", "combat", "npc", "summarizer")))
+    return path

@@ -236,14 +236,12 @@ async def test_commands_are_never_synced_at_start_only_by_the_owner(fake, bot_wi
 async def test_a_refused_token_is_a_clear_message(tmp_path, fake, monkeypatch):
     from bot.main import run_bot
     from engine import ConfigError
-    from tests.fake_llm_server import FakeLLMServer
+    from tests.fake_llm_server import FakeLLMServer, agents_config
 
     async with FakeLLMServer(api_key="k", models=("gpt-test",)) as llm:
         monkeypatch.setenv("OPENAI_BASE_URL", llm.url + "/v1")
         monkeypatch.setenv("OPENAI_API_KEY", "k")
-        config = tmp_path / "agents.toml"
-        config.write_text("\n".join(f'[agents.{a}]\nmodel = "gpt-test"' for a in ("narrative", "combat", "npc", "summarizer")))
-        monkeypatch.setenv("LOREKEEPER_CONFIG", str(config))
+        monkeypatch.setenv("LOREKEEPER_CONFIG", str(agents_config(tmp_path)))
         monkeypatch.setenv("DISCORD_TOKEN", "not-the-token")
         with pytest.raises(ConfigError) as err:
             await run_bot(load_settings(db=tmp_path / "t.db"))
@@ -294,13 +292,18 @@ async def test_npc_names_discord_forbids_are_adjusted_not_refused(fake, bot):
 
 # --- found in review ------------------------------------------------------------------------------------------------
 
+async def busy_channel(bot: LorekeeperBot, fake: FakeDiscord, model: ScriptedModel) -> None:
+    """A game whose channel is held by a slow turn (about 4 s of model time) when this returns."""
+    await game_with_players(bot, fake)
+    model.latency = 0.05
+    model.add("The tide creeps in, grain by grain, as you wait for it to reveal its secrets.")
+    await fake.message("I wait for the tide.", author="alice")
+    await fake.wait_for("POST", r"/channels/\d+/typing")
+
+
 async def test_commands_do_not_time_out_behind_a_running_turn(tmp_path, model):
     async with FakeDiscord(interaction_timeout=0.4) as fake, lorekeeper(tmp_path, fake, model) as bot:
-        await game_with_players(bot, fake)
-        model.latency = 0.05
-        model.add("The tide creeps in, grain by grain, as you wait for it to reveal its secrets.")
-        await fake.message("I wait for the tide.", author="alice")
-        await fake.wait_for("POST", r"/channels/\d+/typing")
+        await busy_channel(bot, fake, model)
         fake.add_user("cora")
         made = await fake.interaction("char create", {"name": "Cora", "class": "bard"}, user="cora")
         deferred = await made.wait_response()
@@ -406,11 +409,7 @@ async def test_an_error_reply_to_a_deleted_message_still_reaches_the_channel(fak
 
 async def test_refusals_stay_private_when_the_channel_is_busy(tmp_path, model):
     async with FakeDiscord(interaction_timeout=0.4) as fake, lorekeeper(tmp_path, fake, model) as bot:
-        await game_with_players(bot, fake)
-        model.latency = 0.05
-        model.add("The tide creeps in, grain by grain, as you wait for it to reveal its secrets.")
-        await fake.message("I wait for the tide.", author="alice")
-        await fake.wait_for("POST", r"/channels/\d+/typing")
+        await busy_channel(bot, fake, model)
         again = await fake.interaction("char create", {"name": "Other", "class": "bard"}, user="bob")
         [refusal] = await again.wait_followups(1, timeout=10)
         assert refusal["content"].startswith("You already play Bram") and refusal["flags"] & 64

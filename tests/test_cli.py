@@ -9,7 +9,7 @@ import yaml
 import io
 
 from bot.cli import main
-from tests.fake_llm_server import FakeLLMServer, Step, in_thread
+from tests.fake_llm_server import FakeLLMServer, Step, agents_config, in_thread
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "quay.yaml"
 
@@ -122,9 +122,7 @@ def test_end_of_input_before_a_character_exists_leaves_cleanly(tmp_path, capsys,
     with in_thread(FakeLLMServer(api_key="k", models=("gpt-test",))) as srv:
         monkeypatch.setenv("OPENAI_BASE_URL", srv.url + "/v1")
         monkeypatch.setenv("OPENAI_API_KEY", "k")
-        config = tmp_path / "agents.toml"
-        config.write_text("\n".join(f'[agents.{a}]\nmodel = "gpt-test"' for a in ("narrative", "combat", "npc", "summarizer")))
-        monkeypatch.setenv("LOREKEEPER_CONFIG", str(config))
+        monkeypatch.setenv("LOREKEEPER_CONFIG", str(agents_config(tmp_path)))
         code, out, err = play(tmp_path, capsys)
     assert code == 0 and "No character made" in out and "Traceback" not in err
 
@@ -145,9 +143,7 @@ def test_keyboard_play_with_an_openai_compatible_server(tmp_path, capsys, monkey
     with in_thread(fake) as srv:
         monkeypatch.setenv("OPENAI_BASE_URL", srv.url + "/v1")
         monkeypatch.setenv("OPENAI_API_KEY", "k")
-        config = tmp_path / "agents.toml"
-        config.write_text("\n".join(f'[agents.{a}]\nmodel = "gpt-test"' for a in ("narrative", "combat", "npc", "summarizer")))
-        monkeypatch.setenv("LOREKEEPER_CONFIG", str(config))
+        monkeypatch.setenv("LOREKEEPER_CONFIG", str(agents_config(tmp_path)))
         monkeypatch.setattr("sys.stdin", io.StringIO("I look out to sea.\n/inventory\n"))
         code, out, err = play(tmp_path, capsys, "--name", "Aria", "--class", "fighter")
     assert code == 0, err

@@ -392,3 +392,20 @@ async def test_local_model_cancellation_waits_for_the_thread_and_is_not_swallowe
     with pytest.raises(asyncio.CancelledError):
         await task
     assert SlowLlama.running == 0 and not model._native.locked()
+
+
+@pytest.mark.parametrize("kinds,retryable,config", [
+    (("overloaded_error",), True, False),
+    (("requests", "rate_limit_exceeded"), True, False),  # OpenAI: the code decides, not the type
+    (("server", 503), True, False),
+    (("invalid_request_error", None), False, False),
+    ((None, None), False, False),
+    (("authentication_error",), False, True),
+    ((None, "invalid_api_key"), False, True),
+])
+def test_errors_inside_a_stream_are_judged_by_every_identifier(kinds, retryable, config):
+    from engine.errors import ProviderConfigError
+    from engine.providers.faults import stream_error
+
+    err = stream_error("P", kinds, "detail", model="m", key_setting="KEY")
+    assert err.retryable is retryable and isinstance(err, ProviderConfigError) is config

@@ -26,7 +26,7 @@ class AnthropicModel:
         if isinstance(exc, anthropic.APIStatusError) and exc.status_code < 400:  # an error event inside the stream
             body = exc.body if isinstance(exc.body, dict) else {}
             err = body.get("error") if isinstance(body.get("error"), dict) else body
-            return stream_error("Anthropic", str((err or {}).get("type") or getattr(exc, "type", "") or ""), _detail(exc),
+            return stream_error("Anthropic", ((err or {}).get("type"), getattr(exc, "type", None)), _detail(exc),
                                 model=model, key_setting="ANTHROPIC_API_KEY")
         if isinstance(exc, anthropic.APIStatusError):
             return status_error("Anthropic", exc.status_code, _detail(exc), model=model, key_setting="ANTHROPIC_API_KEY",

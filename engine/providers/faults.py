@@ -10,14 +10,19 @@ RETRYABLE_TYPES = {"overloaded_error", "api_error", "rate_limit_error", "timeout
 CONFIG_TYPES = {"authentication_error", "permission_error", "invalid_api_key", "not_found_error", "model_not_found"}
 
 
-def stream_error(provider: str, kind: str, detail: str, *, model: str, key_setting: str) -> ModelError:
-    """An error reported inside a stream (HTTP 200), judged by its type."""
-    kind = (kind or "").lower()
-    if kind in CONFIG_TYPES:
-        return status_error(provider, 404 if "found" in kind else 401, detail, model=model, key_setting=key_setting)
-    if kind in RETRYABLE_TYPES:
-        return ModelError(f"{provider} failed mid-reply ({kind}: {detail[:200]})", retryable=True)
-    return ModelError(f"{provider} refused the request mid-reply ({kind or 'error'}: {detail[:200]})")
+def stream_error(provider: str, kinds: tuple[object, ...], detail: str, *, model: str, key_setting: str) -> ModelError:
+    """An error reported inside a stream (HTTP 200), judged by every identifier it carries (type, code).
+
+    OpenAI's rate limits, for one, say type "requests" and code "rate_limit_exceeded": any identifier may decide.
+    """
+    names = [str(k).lower() for k in kinds if k not in (None, "")]
+    label = "/".join(names) or "error"
+    config = next((n for n in names if n in CONFIG_TYPES), None)
+    if config is not None:
+        return status_error(provider, 404 if "found" in config else 401, detail, model=model, key_setting=key_setting)
+    if any(n in RETRYABLE_TYPES or (n.isdigit() and (int(n) == 429 or int(n) >= 500)) for n in names):
+        return ModelError(f"{provider} failed mid-reply ({label}: {detail[:200]})", retryable=True)
+    return ModelError(f"{provider} refused the request mid-reply ({label}: {detail[:200]})")
 
 
 def status_error(provider: str, status: int, detail: str, *, model: str, key_setting: str,

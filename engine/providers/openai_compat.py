@@ -8,7 +8,7 @@ import openai
 
 from ..errors import ModelError
 from ..models import Completion, ModelRequest, StreamItem, Usage
-from .faults import CONFIG_TYPES, RETRYABLE_TYPES, connection_error, retry_after_seconds, status_error, stream_error
+from .faults import connection_error, retry_after_seconds, status_error, stream_error
 
 DEFAULT_MODEL = "gpt-6-luna"
 MAX_STOP = 4  # OpenAI's limit
@@ -71,13 +71,8 @@ class OpenAICompatModel:
         except (openai.APIStatusError, openai.APIConnectionError) as exc:
             raise self._error(exc, body["model"]) from exc
         except openai.APIError as exc:  # an error object inside the stream
-            code, kind = str(getattr(exc, "code", None) or ""), str(getattr(exc, "type", None) or "")
-            # OpenAI's rate limits say type "requests" or "tokens" and code "rate_limit_exceeded": the code decides.
-            kind = code if code.lower() in RETRYABLE_TYPES | CONFIG_TYPES or not kind else kind
-            if code.isdigit() and (int(code) == 429 or int(code) >= 500):
-                kind = "server_error"
-            raise stream_error("The OpenAI-compatible server", kind, exc.message, model=body["model"],
-                               key_setting="OPENAI_API_KEY") from exc
+            raise stream_error("The OpenAI-compatible server", (getattr(exc, "type", None), getattr(exc, "code", None)),
+                               exc.message, model=body["model"], key_setting="OPENAI_API_KEY") from exc
         except Exception as exc:  # the transport failed mid-stream
             raise connection_error("The OpenAI-compatible server", exc) from exc
         finally:
