@@ -12,12 +12,13 @@ import structlog
 
 from .errors import ModelError
 from .models import ChatMessage, Completion, ModelClient, ModelRequest, Usage, estimate_tokens
-from .tags import TagEvent, TagScanner, visible_text
+from .tags import TagEvent, TagScanner, finalize
 from .tools import TOOLS, ToolCall, ToolContext, run_tool
 
 log = structlog.get_logger(__name__)
 
 CONTINUE = "Continue your reply from exactly where you stopped, using the observation. Do not repeat what you already wrote."
+RESUME = "Continue your reply from exactly where you stopped. Do not repeat what you already wrote."
 
 
 @dataclass(frozen=True)
@@ -46,10 +47,12 @@ class ModelCall:
 
 @dataclass
 class AgentRun:
-    segments: list[tuple[str, str]] = field(default_factory=list)  # ("model", text) or ("observation", tag)
-    prose: list[str] = field(default_factory=list)  # model text outside tags, for the reply
+    # ("model", text), ("observation", tag), or ("resume", "") after a generation cut short by a stray closing tag
+    segments: list[tuple[str, str]] = field(default_factory=list)
+    prose: list[str] = field(default_factory=list)  # what players see of each generation, rendered by the scanner
     calls: list[ToolCall] = field(default_factory=list)
     model_calls: list[ModelCall] = field(default_factory=list)
+    rounds: int = 0  # continuations so far: after tool calls, and after generations cut by a stray closing tag
 
     @property
     def transcript(self) -> str:
@@ -57,7 +60,26 @@ class AgentRun:
 
     @property
     def reply(self) -> str:
-        return visible_text("".join(self.prose))
+        return finalize("".join(self.prose))
+
+
+@dataclass
+class Generation:
+    """One generation read to its first tag event (or its end), and what players see of the text before it."""
+
+    text: str
+    event: TagEvent | None
+    prose: str
+    completion: Completion | None
+    early: Usage | None
+
+    @property
+    def stray_stop(self) -> str | None:
+        """The closing tag a provider stopped at when no tag was open: the reply was cut, not finished."""
+        c = self.completion
+        if self.event is None and c is not None and c.stop_reason == "stop_sequence" and (c.stop_sequence or "").startswith("</"):
+            return c.stop_sequence
+        return None
 
 
 Sleep = Callable[[float], Awaitable[None]]
@@ -71,21 +93,32 @@ async def run_agent(model: ModelClient, base: ModelRequest, ctx: ToolContext, li
     """
     run = run if run is not None else AgentRun()
     finishing = False
+    stray: set[str] = set()  # closing tags the model wrote with no tag open: no longer stops for this turn
     while True:
         request = _continuation(base, run.segments, model.supports_prefill)
         if finishing:  # tags are stripped now, not run: a stop at a closing tag would cut the reply short
             request = replace(request, stop=[s for s in request.stop if not s.startswith("</")])
-        text, event = await _generate(model, request, run, finishing, limits, sleep)
-        if finishing or event is None:
-            run.segments.append(("model", text))
-            run.prose.append(text)
-            return run
+        elif stray:
+            request = replace(request, stop=[s for s in request.stop if s not in stray])
+        gen = await _generate(model, request, run, finishing, limits, sleep)
+        event = gen.event
+        if event is None or finishing:
+            run.segments.append(("model", gen.text))
+            run.prose.append(gen.prose)
+            if gen.stray_stop is None:
+                return run
+            # The provider stopped at a closing tag that closed nothing: the model was still writing. Go on.
+            stray.add(gen.stray_stop)
+            run.segments.append(("resume", ""))
+            run.rounds += 1
+            finishing = finishing or run.rounds >= limits.max_rounds
+            continue
         if event.kind == "observation":  # the model began to invent a result itself: its reply ends there
-            run.segments.append(("model", text[: event.start]))
-            run.prose.append(text[: event.start])
+            run.segments.append(("model", gen.text[: event.start]))
+            run.prose.append(gen.prose)
             return run
-        run.segments.append(("model", text[: event.end]))
-        run.prose.append(text[: event.start])
+        run.segments.append(("model", gen.text[: event.end]))
+        run.prose.append(gen.prose)
         finishing = _call_tool(event, ctx, run, limits)
 
 
@@ -98,10 +131,11 @@ def _call_tool(event: TagEvent, ctx: ToolContext, run: AgentRun, limits: Limits)
         finishing = True
     else:
         call = run_tool(event, ctx)
-        finishing = len(run.calls) + 1 >= limits.max_rounds
+        finishing = run.rounds + 1 >= limits.max_rounds
         if finishing:
             call.observation += " (That was the last tool call this turn: finish your reply now, without tools.)"
     run.calls.append(call)
+    run.rounds += 1
     run.segments.append(("observation", call.observation_tag()))
     log.debug("tool_called", tool=call.name, ok=call.ok, agent=ctx.agent.value)
     return finishing
@@ -116,14 +150,16 @@ def _continuation(base: ModelRequest, segments: list[tuple[str, str]], prefill: 
     for kind, text in segments:
         if kind == "model":
             messages.append(ChatMessage("assistant", text))
+        elif kind == "resume":
+            messages.append(ChatMessage("user", RESUME))
         else:
             messages.append(ChatMessage("user", f"{text}\n{CONTINUE}"))
     return replace(base, messages=messages)
 
 
 async def _generate(model: ModelClient, request: ModelRequest, run: AgentRun, finishing: bool, limits: Limits,
-                    sleep: Sleep) -> tuple[str, TagEvent | None]:
-    """One generation, retried on retryable errors; returns its text and the first tag event in it."""
+                    sleep: Sleep) -> Generation:
+    """One generation, retried on retryable errors (an empty first reply is one); returns it to its first tag event."""
     attempt = 0
     while True:
         attempt += 1
@@ -131,9 +167,12 @@ async def _generate(model: ModelClient, request: ModelRequest, run: AgentRun, fi
         try:
             try:
                 async with asyncio.timeout(limits.generation_timeout):
-                    text, event, completion, early = await _read_stream(model, request, finishing)
+                    gen = await _read_stream(model, request, finishing)
             except TimeoutError:
                 raise ModelError(f"{model.provider} took longer than {limits.generation_timeout:.0f} s", retryable=True) from None
+            if not run.segments and not gen.text.strip():
+                # Not a word: a provider fault like any other, not a reply.
+                raise ModelError(f"{model.provider} sent an empty reply", retryable=True)
         except ModelError as exc:
             # Each failed attempt was a request too: it goes in the turn log.
             latency = (time.perf_counter() - started) * 1000
@@ -146,6 +185,7 @@ async def _generate(model: ModelClient, request: ModelRequest, run: AgentRun, fi
             await sleep(delay)
             continue
         latency = (time.perf_counter() - started) * 1000
+        completion, early, text = gen.completion, gen.early, gen.text
         usage = completion.usage if completion and completion.usage else None
         if usage is not None:
             usage_in, usage_out, cached, estimated = usage.input_tokens, usage.output_tokens, usage.cache_read_tokens, usage.estimated
@@ -156,11 +196,11 @@ async def _generate(model: ModelClient, request: ModelRequest, run: AgentRun, fi
             usage_in, usage_out, cached, estimated = estimate_tokens(prompt), estimate_tokens(text), 0, True
         run.model_calls.append(ModelCall(model.provider, request.model or getattr(model, "default_model", ""), usage_in, usage_out, cached, estimated, round(latency, 2),
                                          completion.stop_reason if completion else "tool_tag", attempt))
-        return text, event
+        return gen
 
 
-async def _read_stream(model: ModelClient, request: ModelRequest, finishing: bool
-                       ) -> tuple[str, TagEvent | None, Completion | None, Usage | None]:
+async def _read_stream(model: ModelClient, request: ModelRequest, finishing: bool) -> Generation:
+    """Stream until the first tag event (finishing: until an invented observation or the end, tags stripped)."""
     scanner = TagScanner(TOOLS)
     event: TagEvent | None = None
     completion: Completion | None = None
@@ -173,29 +213,20 @@ async def _read_stream(model: ModelClient, request: ModelRequest, finishing: boo
             if isinstance(item, Completion):
                 completion = item
                 break
-            event = scanner.feed(item)
-            if event is not None and not finishing:
+            event = _settle(scanner, scanner.feed(item), finishing)
+            if event is not None:
                 break
-    if finishing:
-        return strip_tags(scanner.buf), None, completion, early
     if event is None and completion is not None and completion.stop_sequence:
-        # Providers drop the stop sequence from the text; it closes the tag the model was writing.
-        event = scanner.feed(completion.stop_sequence)
+        # Providers drop the stop sequence from the text; it closes the tag the model was writing (or closes nothing).
+        event = _settle(scanner, scanner.feed(completion.stop_sequence), finishing)
     if event is None:
-        event = scanner.finish()
-    return scanner.buf, event, completion, early
+        event = _settle(scanner, scanner.finish(), finishing)
+    return Generation(scanner.buf, event, scanner.prose(), completion, early)
 
 
-def strip_tags(text: str) -> str:
-    """Remove every tool tag from finished text, and anything after an invented observation."""
-    scanner = TagScanner(TOOLS)
-    scanner.buf = text
-    kept, pos = [], 0
-    while (event := scanner.finish()) is not None:
-        kept.append(text[pos:event.start])
-        if event.kind == "observation":
-            return "".join(kept)
-        pos = event.end
-        scanner.resume(event.end)
-    kept.append(text[pos:])
-    return "".join(kept)
+def _settle(scanner: TagScanner, event: TagEvent | None, finishing: bool) -> TagEvent | None:
+    """The event the loop acts on: any, or, when finishing, only an invented observation (tags are just hidden)."""
+    while finishing and event is not None and event.kind != "observation":
+        scanner.resume()
+        event = scanner.advance()
+    return event

@@ -1,28 +1,110 @@
-"""Find tool tags in a model's output as it streams in, and clean replies for players."""
+"""One tokenizer for the model's output: tool tags found as the stream arrives, and the prose players see.
+
+The scanner reads a growing buffer with a few possessive regular expressions (linear, no backtracking) and a
+state machine. A decision about a `<` is made only when the text seen so far proves it, so any chunking of a
+stream gives the same events and the same prose. The prose is rendered from the same tokens in the same pass:
+tool elements, thinking, observations, unknown tags and stray closers are dropped, formatting becomes markdown.
+"""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Collection, Literal
 
-MAX_OPEN_TAG = 400  # characters from '<' to '>' before an open tag is judged malformed
+MAX_OPEN_TAG = 400  # characters from '<' to '>' before an open tag is judged malformed (or, unknown, prose)
 MAX_BODY = 4000  # characters of body before a tool tag is judged unclosed
-
-_NAME = re.compile(r"<([A-Za-z][A-Za-z0-9_]*)")
-_ATTR = re.compile(r"""\s+([A-Za-z_][\w-]*)\s*=\s*(?:"([^"]*)"|'([^']*)')""")
-_OPEN_END = re.compile(r"\s*(/?)>")
-_ENTITIES = {"&lt;": "<", "&gt;": ">", "&quot;": '"', "&apos;": "'", "&amp;": "&"}
-_ENTITY = re.compile("|".join(map(re.escape, _ENTITIES)))
+MAX_WRAPPER = 400  # an unknown element closed within this many characters is a tool attempt; longer, it wraps prose
+MAX_PENDING = 8  # unknown elements open at once that may still turn out to be tool attempts
 
 Kind = Literal["call", "malformed", "unclosed", "observation"]
 
 # Formatting a model may write out of habit: prose, never an attempt at a tool.
 PROSE_TAGS = frozenset("a b i u s em strong small sup sub code pre p br hr span div blockquote aside q cite mark del ins "
                        "ul ol li h1 h2 h3 h4 h5 h6 center font".split())
+_MARKS = {"i": "*", "em": "*", "b": "**", "strong": "**", "u": "__", "s": "~~", "del": "~~", "code": "`"}
+_BREAKS = {"br": "\n", "li": "\n- ", **{t: "\n\n" for t in "p div blockquote pre ul ol hr h1 h2 h3 h4 h5 h6".split()}}
+
+_NAME = r"[A-Za-z][A-Za-z0-9_]*+"
+_ATTR_NAME = r"[A-Za-z_][\w-]*+"
+_ATTR = rf"""\s++{_ATTR_NAME}\s*+=\s*+(?:"[^"]*+"|'[^']*+')"""
 
 
-@dataclass
+def _tag_grammar(capture: bool) -> str:
+    """A whole tag after its '<': a closer (group 1), or an open or self-closing tag (name 2, attributes 3, slash 4)."""
+    group = (lambda p: f"({p})") if capture else (lambda p: f"(?:{p})")
+    return rf"(?:/{group(_NAME)}\s*+|{group(_NAME)}{group(f'(?:{_ATTR})*+')}\s*+{group('/?')})>"
+
+
+_TAG_BODY = _tag_grammar(capture=True)
+_TAG_SHAPE = _tag_grammar(capture=False)
+# Exactly the texts that are not a tag yet but may become one with more text: the prefixes of the grammar above.
+_PARTIAL_AT_END = (rf"""(?:/(?:{_NAME}\s*+)?|{_NAME}(?:{_ATTR})*+"""
+                   rf"""(?:\s++(?:{_ATTR_NAME}(?:\s*+(?:=\s*+(?:"[^"]*+|'[^']*+)?)?)?)?|\s*+/)?)?\Z""")
+
+_PARTIAL = re.compile("<" + _PARTIAL_AT_END)
+_ATTR_ONE = re.compile(rf"""\s+({_ATTR_NAME})\s*=\s*(?:"([^"]*)"|'([^']*)')""")
+_NAME_AT = re.compile(_NAME)
+_ATTR_NAME_AT = re.compile(_ATTR_NAME)
+_SPACE_AT = re.compile(r"\s*+")
+_SPACES_ONLY = re.compile(r"\s*")
+_ENTITIES = {"&lt;": "<", "&gt;": ">", "&quot;": '"', "&apos;": "'", "&amp;": "&"}
+_ENTITY = re.compile("|".join(map(re.escape, _ENTITIES)))
+OBSERVATION = "<observation"
+
+
+def _trie(words: Collection[str]) -> str:
+    """An alternation of words as a prefix tree: the regex engine tries one branch per character, not one per word."""
+    tree: dict = {}
+    for word in words:
+        node = tree
+        for ch in word:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def render(node: dict) -> str:
+        branches = [re.escape(ch) + render(child) for ch, child in sorted(node.items()) if ch]
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+        return f"(?:{body})?" if "" in node else body
+
+    return render(tree) or "(?!)"
+
+
+_PROSE_TRIE = _trie(PROSE_TAGS)
+
+
+@lru_cache(maxsize=8)
+def _master_pattern(tools: frozenset[str]) -> re.Pattern[str]:
+    """Prose up to the next '<' that may matter (a tag, a tool's tag, an observation, a tag still arriving), or a tag."""
+    candidate = rf"(?:{_TAG_SHAPE}|(?:{_trie(tools)}|(?i:observation))(?=[\s/>]|\Z)|{_PARTIAL_AT_END})"
+    prose = "|".join([
+        r"[^<]++",
+        r"<(?!/?[A-Za-z]|/?\Z)",  # '<' before neither a name nor the end, where a tag may still begin
+        rf"</?{_NAME}(?![\s/>]|\Z)",  # a name glued to what no tag name is followed by
+        rf"</?(?i:{_PROSE_TRIE})(?![A-Za-z0-9_])(?:{_ATTR})*+\s*+/?>",  # whole formatting tags: finalize renders them
+        rf"<(?!{candidate})",
+    ])
+    # A structural tag is tried first (it is the expensive case for the prose loop to rule out).
+    return re.compile(rf"<(?!/?(?i:{_PROSE_TRIE})(?![A-Za-z0-9_])){_TAG_BODY}|(?:{prose})++")
+
+
+# What a tag's name makes it, decided once per name.
+_TOOL, _OBSERVATION, _THINKING, _UNKNOWN = range(4)
+
+
+def _classify(name: str, tools: frozenset[str]) -> int:
+    if name in tools:
+        return _TOOL
+    lowered = name.lower()
+    if lowered == "observation":
+        return _OBSERVATION
+    return _THINKING if lowered == "thinking" else _UNKNOWN
+
+
+@dataclass(slots=True)
 class TagEvent:
     """A tag found in the stream: a complete call, a broken one, or a fabricated observation."""
 
@@ -35,114 +117,423 @@ class TagEvent:
     error: str = ""
 
 
-class TagScanner:
-    """Feed it chunks; it returns the first tag event as soon as the buffer proves one."""
+@dataclass(slots=True)
+class _Open:
+    """An element whose end is not seen yet: a tool's body, or an unknown element that may be a tool attempt."""
 
-    def __init__(self, tool_names: Collection[str]) -> None:
+    name: str
+    start: int
+    open_end: int
+    attrs: dict[str, str]
+    mark: int  # len(out) when it opened: its rendered body starts there
+    malformed: bool = False  # a tool tag already reported as malformed: its body is hidden, with no second event
+    thinking: bool = False  # the thinking state when it opened, restored if its body is dropped
+
+
+class TagScanner:
+    """Feed it chunks; it returns each tag event as soon as the buffer proves one, and renders the prose between.
+
+    After returning an event it pauses there: `prose()` is then what players would see of the text before it.
+    `resume()` goes on past it (the events after it come from the next `feed`, `advance` or `finish`).
+    """
+
+    def __init__(self, tool_names: Collection[str], *, hide_observations: bool = False) -> None:
         self.tools = frozenset(tool_names)
-        self.buf = ""
-        self._pos = 0
+        self._master = _master_pattern(self.tools)
+        self._kinds: dict[str, int] = {}
+        self._chunks: list[str] = []
+        self._joined = 0  # how many chunks `buf` last joined
+        self._buf = ""
+        # The part of the text still needed (from the oldest open element, or the next unread character) and
+        # where it starts: a long stream is not copied whole at every chunk.
+        self._work = ""
+        self._base = 0
+        self._pos = 0  # the next character to read, counted from the start of the stream
+        self._final = False
+        self._paused = False
+        self._hide_observations = hide_observations  # after an observation event: hide its block, then go on
+        self._body: _Open | None = None
+        self._pending: list[_Open] = []
+        self._thinking = False
+        self._in_observation = False
+        self._out: list[str] = []
+        self._collect: list[TagEvent] | None = None  # when reading on past events: where they go
+        self._silent = False  # only the prose is wanted: calls need not be built
+
+    # -- the public surface ---------------------------------------------------------------------------------------
+
+    @property
+    def buf(self) -> str:
+        """Everything fed so far."""
+        if self._joined != len(self._chunks):
+            self._buf = "".join(self._chunks)
+            self._chunks = [self._buf]
+            self._joined = 1
+        return self._buf
 
     def feed(self, chunk: str) -> TagEvent | None:
-        self.buf += chunk
-        return self._scan(final=False)
-
-    def resume(self, pos: int) -> None:
-        """Scan on from pos, past an event the caller has dealt with."""
-        self._pos = pos
+        if not chunk:
+            return self.advance()
+        self._chunks.append(chunk)
+        if ("<" not in chunk and self._pos == self._base + len(self._work) and self._body is None and not self._paused
+                and not (self._pending or self._thinking or self._in_observation)):
+            self._out.append(chunk)  # plain prose after everything read: nothing to decide
+            self._pos += len(chunk)
+            self._base, self._work = self._pos, ""
+            return None
+        keep = self._pos
+        if self._body is not None:
+            keep = min(keep, self._body.open_end)
+        if self._pending:
+            keep = min(keep, self._pending[0].open_end)
+        if keep > self._base:
+            self._work = self._work[keep - self._base:] + chunk
+            self._base = keep
+        else:
+            self._work += chunk
+        return self.advance()
 
     def finish(self) -> TagEvent | None:
         """The stream ended: a tag still open now is unclosed."""
-        return self._scan(final=True)
+        self._final = True
+        return self.advance()
 
-    def _scan(self, final: bool) -> TagEvent | None:
-        buf = self.buf
-        while True:
-            i = buf.find("<", self._pos)
-            if i < 0:
-                self._pos = len(buf)
-                return None
-            outcome = self._at(i, final)
-            if outcome == "wait":
-                self._pos = i
-                return None
-            if outcome == "text":
-                self._pos = i + 1
-                continue
-            return outcome
+    def resume(self, pos: int | None = None) -> None:
+        """Go on past the event the caller has dealt with."""
+        self._paused = False
 
-    def _at(self, i: int, final: bool) -> TagEvent | Literal["wait", "text"]:
-        buf = self.buf
-        rest = buf[i:]
-        if "<observation".startswith(rest[:12]) and len(rest) < 13 and not final:
-            return "wait"
-        if rest.startswith("<observation") and (len(rest) == 12 or rest[12] in " >/\n"):
-            return TagEvent("observation", "observation", i, len(buf))
-        m = _NAME.match(buf, i)
-        if m is None:
-            return "text"
-        name = m.group(1)
-        if m.end() == len(buf) and not final:
-            return "wait"  # the name may go on in the next chunk
-        if name == "thinking" or name.lower() in PROSE_TAGS:
-            return "text"
-        known = name in self.tools
-        attrs, open_end, self_closing, problem = _parse_open_tag(buf, m.end())
-        if problem == "incomplete":
-            if final or open_end - i > MAX_OPEN_TAG:
-                if known:
-                    return TagEvent("unclosed" if final else "malformed", name, i, len(buf) if final else open_end,
-                                    error=f"the <{name}> tag was never finished with '>'")
-                return "text"
-            return "wait"
-        if problem:
-            if known:
-                return TagEvent("malformed", name, i, open_end, error=problem)
-            return "text"
-        if self_closing:
-            return TagEvent("call", name, i, open_end, attrs=attrs)
-        close = f"</{name}>"
-        j = buf.find(close, open_end)
-        if j >= 0 and not known and self._known_tag_after(open_end, j):
-            return "text"  # an unknown wrapper yields to the tool tag inside it, however the stream was chunked
-        if j >= 0:
-            return TagEvent("call", name, i, j + len(close), attrs=attrs, body=buf[open_end:j])
-        if not known:
-            # An unknown element counts as a tool attempt only once it is closed; until then it may be prose.
-            if final or self._known_tag_after(open_end):
-                return "text"
-            return "wait"
-        if final or len(buf) - open_end > MAX_BODY:
-            return TagEvent("unclosed", name, i, len(buf), attrs=attrs, error=f"the <{name}> tag was never closed with {close}")
-        return "wait"
+    def advance(self) -> TagEvent | None:
+        """The next event in what the buffer holds, or None when more text is needed (or it is paused)."""
+        if self._paused:
+            return None
+        event = self._run()
+        if event is None and self._final:
+            event = self._end_of_stream()
+        if event is not None:
+            self._paused = True
+        return event
 
-    def _known_tag_after(self, start: int, end: int | None = None) -> bool:
-        return any(m.group(1) in self.tools for m in _NAME.finditer(self.buf, start, len(self.buf) if end is None else end))
+    def prose(self) -> str:
+        """Players' view of the text so far (at a pause: of the text before the event), before final clean-up."""
+        return "".join(self._out)
+
+    def events(self) -> list[TagEvent]:
+        """Every event left in what the buffer holds (with finish(): to its end), going on past each."""
+        self._paused = False
+        found: list[TagEvent] = []
+        self._collect = found
+        try:
+            while (event := self.advance()) is not None:
+                found.append(event)
+                self._paused = False
+        finally:
+            self._collect = None
+        return found
+
+    # -- the lexer ------------------------------------------------------------------------------------------------
+
+    def _run(self) -> TagEvent | None:
+        work, base, out = self._work, self._base, self._out
+        match, kinds = self._master.match, self._kinds
+        n = len(work)
+        pos = self._pos - base
+        while pos < n:
+            m = match(work, pos)
+            if m is None:
+                if (not self._final and n - pos <= MAX_OPEN_TAG and _PARTIAL.match(work, pos) is not None
+                        and work[pos:pos + len(OBSERVATION)].lower() != OBSERVATION):
+                    return None  # a tag still arriving: wait for more text
+                event = self._examine(pos + base)
+                if event is _WAIT:
+                    return None
+            else:
+                end = m.end()
+                if m.lastindex is None:  # prose up to the next '<' that matters
+                    if self._body is None and not (self._pending or self._thinking or self._in_observation):
+                        out.append(work[pos:end])
+                        pos = end
+                        self._pos = end + base
+                        continue
+                    self._pos = end + base
+                    event = self._on_text(pos + base, end + base)
+                elif end - pos > MAX_OPEN_TAG:
+                    event = self._examine(pos + base)
+                else:
+                    self._pos = end + base
+                    closing = m.group(1)
+                    name = closing or m.group(2)
+                    kind = kinds.get(name)
+                    if kind is None:
+                        kind = kinds[name] = _classify(name, self.tools)
+                    event = self._on_tag(pos + base, end + base, closing, name, kind, m.group(3), bool(m.group(4)))
+            if event is not None:
+                if self._collect is None or event.kind == "observation" and not self._hide_observations:
+                    return event
+                self._collect.append(event)
+            pos = self._pos - base
+        return None
+
+    def _examine(self, pos: int) -> TagEvent | None | object:
+        """A '<' that is not a whole tag within bounds: still arriving, a broken tool tag, an observation, or prose."""
+        final, base = self._final, self._base
+        window = self._work[pos - base:pos - base + MAX_OPEN_TAG + 1]
+        full = len(window) > MAX_OPEN_TAG
+        closer = window.startswith("</")
+        m = _NAME_AT.match(window, 2 if closer else 1)
+        if m is None:  # only '<' or '</' so far
+            if len(window) == (2 if closer else 1):
+                return self._cut_off(pos) if final else _WAIT
+            return self._as_text(pos)
+        name = m.group()
+        if closer:  # a closer is a tag only when whole
+            if _SPACES_ONLY.fullmatch(window, m.end()) is not None and not full:
+                return self._cut_off(pos) if final else _WAIT
+            return self._as_text(pos)
+        if name.lower() == "observation":
+            if m.end() == len(window) and not final:
+                return _WAIT  # '<observations' would be another word
+            if m.end() == len(window):
+                return self._cut_off(pos)
+            self._pos = pos + len(OBSERVATION)
+            return self._on_observation(pos)
+        state, at = _lex_open(window)
+        if name not in self.tools:  # any other name is a tag only when whole; until then it may still become one
+            if state == "partial" and not full:
+                return self._cut_off(pos) if final else _WAIT
+            return self._as_text(pos)
+        gt = window.find(">", at) if state == "bad" else -1
+        if gt >= 0:
+            snippet = window[m.end():gt].strip()[:60]
+            return self._malformed(pos, pos + gt + 1, name, window[gt - 1] == "/",
+                                   f"cannot read the attributes '{snippet}': write them as name=\"value\" with quotes")
+        if full:
+            return self._malformed(pos, pos + MAX_OPEN_TAG, name, False,
+                                   f"the <{name}> tag was never finished with '>' within {MAX_OPEN_TAG} characters")
+        if not final:
+            return _WAIT
+        self._pos = end = base + len(self._work)
+        self._abandon_body(pos)
+        self._strip_pending()
+        return TagEvent("unclosed", name, pos, end, error=f"the <{name}> tag was never finished with '>'")
+
+    def _cut_off(self, pos: int) -> None:
+        """The stream ended inside what may have become a tag: a fragment of markup, not shown."""
+        self._pos = self._base + len(self._work)
+        return None
+
+    def _as_text(self, pos: int) -> TagEvent | None:
+        self._pos = pos + 1
+        return self._on_text(pos, pos + 1)
+
+    def _text_at(self, start: int, end: int) -> str:
+        return self._work[start - self._base:end - self._base]
+
+    # -- the state machine ----------------------------------------------------------------------------------------
+
+    def _on_text(self, start: int, end: int) -> TagEvent | None:
+        body = self._body
+        if body is not None:
+            limit = body.open_end + MAX_BODY
+            if end > limit:  # the body is too long to be arguments: cut it exactly there, whatever the chunking
+                cut = max(start, limit)
+                self._out.append(self._text_at(start, cut))
+                self._pos = cut
+                return self._overflow(cut)
+            self._out.append(self._text_at(start, end))
+            return None
+        if self._pending:
+            self._expire(end)
+        if not (self._in_observation or self._thinking):
+            self._out.append(self._text_at(start, end))
+        return None
+
+    def _on_tag(self, start: int, end: int, closing: str | None, name: str, kind: int, raw_attrs: str | None,
+                selfclosing: bool) -> TagEvent | None:
+        if kind == _OBSERVATION and not closing and not self._in_observation:
+            self._pos = start + len(OBSERVATION)
+            return self._on_observation(start)
+        body = self._body
+        if body is not None:
+            if closing == body.name:
+                return self._close_body(start, end)
+            if kind == _TOOL and not closing:
+                self._abandon_body(start)  # another tool tag begins: the open one was prose, never a call
+            elif end > body.open_end + MAX_BODY:
+                self._pos = start  # read this tag again, outside the body
+                return self._overflow(start)
+            else:
+                return None  # inside a tool's body, tags are not structure
+        if self._in_observation:
+            if closing and kind == _OBSERVATION:
+                self._in_observation = False
+            return None
+        if closing:
+            return self._on_closer(closing, kind, start, end)
+        if kind == _TOOL:
+            attrs, twice = _attributes(raw_attrs)
+            if twice:
+                return self._malformed(start, end, name, selfclosing, f"the attribute '{twice}' is given twice")
+            self._strip_pending()
+            if selfclosing:
+                return None if self._silent else TagEvent("call", name, start, end, attrs=attrs)
+            self._body = _Open(name, start, end, attrs, len(self._out))
+            return None
+        if self._pending:
+            self._expire(end)
+        if kind == _THINKING:
+            self._thinking = self._thinking or not selfclosing
+        elif selfclosing:  # an unknown self-closing tag is a tool attempt for the executor to refuse
+            return None if self._silent else TagEvent("call", name, start, end, attrs=_attributes(raw_attrs)[0])
+        elif len(self._pending) < MAX_PENDING:
+            self._pending.append(_Open(name, start, end, _attributes(raw_attrs)[0], len(self._out), thinking=self._thinking))
+        return None
+
+    def _on_closer(self, name: str, kind: int, start: int, end: int) -> TagEvent | None:
+        pending = self._pending
+        for k in range(len(pending) - 1, -1, -1):
+            element = pending[k]
+            if element.name == name and start - element.open_end <= MAX_WRAPPER:
+                # A short unknown element, closed: a tool attempt (with a name the executor will not know).
+                del pending[k:]
+                self._truncate(element.mark)
+                self._thinking = element.thinking
+                if self._silent:
+                    return None
+                return TagEvent("call", name, element.start, end, attrs=element.attrs,
+                                body=self._text_at(element.open_end, start))
+        if pending:
+            self._expire(end)
+        if kind == _THINKING:
+            self._thinking = False
+        return None  # a stray closer (a tool's, an observation's, an unknown one): never shown
+
+    def _on_observation(self, start: int) -> TagEvent:
+        """The model began to write an engine result itself: the reply ends here (or, hiding them, its block is dropped)."""
+        self._abandon_body(start)
+        self._strip_pending()
+        if self._hide_observations:
+            self._in_observation = True
+        return TagEvent("observation", "observation", start, start + len(OBSERVATION))
+
+    def _malformed(self, start: int, end: int, name: str, selfclosing: bool, error: str) -> TagEvent:
+        self._pos = end
+        self._abandon_body(start)
+        self._strip_pending()
+        if not selfclosing:  # its body and closer, if they follow, are part of the failed call: never shown
+            self._body = _Open(name, start, end, {}, len(self._out), malformed=True)
+        return TagEvent("malformed", name, start, end, error=error)
+
+    def _close_body(self, start: int, end: int) -> TagEvent | None:
+        body = self._body
+        assert body is not None
+        self._body = None
+        self._truncate(body.mark)
+        if body.malformed or self._silent:
+            return None
+        return TagEvent("call", body.name, body.start, end, attrs=body.attrs, body=self._text_at(body.open_end, start))
+
+    def _overflow(self, at: int) -> TagEvent | None:
+        body = self._body
+        assert body is not None
+        self._body = None
+        if body.malformed:
+            return None
+        return TagEvent("unclosed", body.name, body.start, at, attrs=body.attrs,
+                        error=f"the <{body.name}> tag was never closed with </{body.name}>")
+
+    def _abandon_body(self, upto: int) -> bool:
+        """An open tool tag that will not close: its body stays if it reads as prose; True if it was an attempt."""
+        body = self._body
+        if body is None:
+            return False
+        self._body = None
+        if body.malformed:
+            return False
+        if _reads_as_prose(self._text_at(body.open_end, upto)):
+            return False  # a tag named in the narration ("the sign reads <roll> in faded paint. ..."): the words stay
+        self._truncate(body.mark)
+        return True
+
+    def _end_of_stream(self) -> TagEvent | None:
+        body = self._body
+        self._strip_pending()
+        if not self._abandon_body(self._base + len(self._work)):
+            return None
+        assert body is not None
+        return TagEvent("unclosed", body.name, body.start, self._base + len(self._work), attrs=body.attrs,
+                        error=f"the <{body.name}> tag was never closed with </{body.name}>")
+
+    def _strip_pending(self) -> None:
+        """Unknown elements still open become prose: their tags are already hidden, their bodies stay."""
+        self._pending.clear()
+
+    def _expire(self, upto: int) -> None:
+        pending = self._pending
+        while pending and upto - pending[0].open_end > MAX_WRAPPER:
+            pending.pop(0)
+
+    def _truncate(self, mark: int) -> None:
+        del self._out[mark:]
 
 
-def _parse_open_tag(buf: str, pos: int) -> tuple[dict[str, str], int, bool, str]:
-    """Attributes of an open tag whose name ends at pos: (attrs, end, self-closing, problem)."""
-    attrs: dict[str, str] = {}
+_WAIT = object()
+_SENTENCE_END = re.compile(r"\w[.!?…][\"'”’)\]*_]*(?:\s|\Z)")
+_TWO_WORDS = re.compile(r"[^\W\d_]{2,}\s+[^\W\d_]{2,}")
+
+
+def _reads_as_prose(body: str) -> bool:
+    """Whether the text after a tool tag that never closed is narration (words and a sentence end), not arguments."""
+    return (not body.lstrip().startswith(("{", "<")) and _SENTENCE_END.search(body) is not None
+            and _TWO_WORDS.search(body) is not None)
+
+
+def _lex_open(window: str) -> tuple[str, int]:
+    """How far window (from '<' and a name) follows the open-tag grammar: ("partial", end), ("bad", where), ("whole", end)."""
+    n = len(window)
+    i = _NAME_AT.match(window, 1).end()  # type: ignore[union-attr]  # the caller saw the name
     while True:
-        m = _ATTR.match(buf, pos)
-        if m is None:
-            break
+        j = _SPACE_AT.match(window, i).end()  # type: ignore[union-attr]
+        if j == n:
+            return "partial", n
+        c = window[j]
+        if c == ">":
+            return "whole", j + 1
+        if c == "/":
+            if j + 1 == n:
+                return "partial", n
+            return ("whole", j + 2) if window[j + 1] == ">" else ("bad", j)
+        if j == i:
+            return "bad", j  # an attribute must follow whitespace
+        a = _ATTR_NAME_AT.match(window, j)
+        if a is None:
+            return "bad", j
+        k = _SPACE_AT.match(window, a.end()).end()  # type: ignore[union-attr]
+        if k == n:
+            return "partial", n
+        if window[k] != "=":
+            return "bad", k
+        k = _SPACE_AT.match(window, k + 1).end()  # type: ignore[union-attr]
+        if k == n:
+            return "partial", n
+        if window[k] not in "\"'":
+            return "bad", k
+        close = window.find(window[k], k + 1)
+        if close < 0:
+            return "partial", n
+        i = close + 1
+
+
+def _attributes(raw: str) -> tuple[dict[str, str], str]:
+    """A whole tag's attributes, unescaped, and the name of one given twice ('' if none)."""
+    attrs: dict[str, str] = {}
+    if not raw:
+        return attrs, ""
+    for m in _ATTR_ONE.finditer(raw):
         key = m.group(1)
         if key in attrs:
-            return attrs, m.end(), False, f"the attribute '{key}' is given twice"
+            return attrs, key
         attrs[key] = unescape(m.group(2) if m.group(2) is not None else m.group(3))
-        pos = m.end()
-    end = _OPEN_END.match(buf, pos)
-    if end is not None:
-        return attrs, end.end(), end.group(1) == "/", ""
-    # Neither an attribute nor the tag's end: either more is coming, or the syntax is broken.
-    gt = buf.find(">", pos)
-    if gt < 0:
-        return attrs, len(buf), False, "incomplete"
-    snippet = buf[pos:gt].strip()[:60]
-    return attrs, gt + 1, False, (
-        f"cannot read the attributes '{snippet}': write them as name=\"value\" with quotes"
-    )
+    return attrs, ""
 
 
 def unescape(text: str) -> str:
@@ -154,30 +545,54 @@ def escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-_THINKING = re.compile(r"<thinking\b[^>]*>.*?(?:</thinking>|\Z)", re.S | re.I)
-_OBSERVATION = re.compile(r"<observation\b[^>]*>.*?(?:</observation>|\Z)", re.S | re.I)
-_STRAY_CLOSERS = re.compile(r"</(?:thinking|observation)>", re.I)
 _BLANK_LINES = re.compile(r"\n{3,}")
 _SPACES = re.compile(r"[ \t]{2,}")
+_TRAILING = re.compile(r"[ \t]+\n")
 _MASS_MENTION = re.compile(r"@(everyone|here)", re.I)
 _ROLE_MENTION = re.compile(r"<@&\d+>")
 
 
-_ITALIC = re.compile(r"<(i|em)>(.*?)</\1>", re.S | re.I)
-_BOLD = re.compile(r"<(b|strong)>(.*?)</\1>", re.S | re.I)
-_BREAK = re.compile(r"<br\s*/?>", re.I)
-_FORMATTING = re.compile(r"</?(?:" + "|".join(sorted(PROSE_TAGS, key=len, reverse=True)) + r")\b[^<>]*>", re.I)
+def _tag_pattern(names: Collection[str], tail: str = "") -> re.Pattern[str]:
+    """Whole formatting tags of these names (any case), quote-aware like the scanner's; a cheap guard comes first."""
+    return re.compile(rf"<(?=/?[A-Za-z])(/?)({_trie(names)})(?![A-Za-z0-9_])(?:{_ATTR})*+\s*+/?>{tail}", re.I)
 
 
-def visible_text(prose: str) -> str:
-    """What players see of an agent's prose: no thinking, no observations, no mass or role pings, markdown not HTML."""
-    text = _THINKING.sub("", prose)
-    text = _OBSERVATION.sub("", text)
-    text = _STRAY_CLOSERS.sub("", text)
-    text = _BOLD.sub(r"**\2**", _ITALIC.sub(r"*\2*", text))
-    text = _FORMATTING.sub("", _BREAK.sub("\n", text))
-    text = _MASS_MENTION.sub(lambda m: "@\u200b" + m.group(1), text)
+_PROSE_TAG = _tag_pattern(PROSE_TAGS)
+_BREAK_TAG = _tag_pattern(_BREAKS)
+# A formatting pair with no tag inside it (the innermost first), so each pass is linear.
+_PAIR = re.compile(rf"<(?=[A-Za-z])({_trie(_MARKS)})(?![A-Za-z0-9_])(?:{_ATTR})*+\s*+>([^<]*)</\1\s*>", re.I)
+
+
+def _pair(m: re.Match[str]) -> str:
+    mark = _MARKS[m.group(1).lower()]
+    return f"{mark}{m.group(2)}{mark}" if m.group(2) else ""  # an empty pair shows nothing
+
+
+def _formatting(text: str) -> str:
+    """HTML formatting as Discord markdown: breaks, then pairs (innermost first), then any tag left is dropped."""
+    if "<" not in text:
+        return text
+    text = _BREAK_TAG.sub(lambda m: "" if m.group(1) and m.group(2).lower() == "li" else _BREAKS[m.group(2).lower()], text)
+    for _ in range(3 if "</" in text else 0):  # nesting: each pass pairs the tags that have no tag left inside them
+        text, paired = _PAIR.subn(_pair, text)
+        if not paired:
+            break
+    return _PROSE_TAG.sub("", text)
+
+
+def finalize(prose: str) -> str:
+    """Rendered prose made safe and tidy: markdown for HTML, no mass or role pings, no runs of spaces or blank lines."""
+    text = _MASS_MENTION.sub("@\u200b\\1", _formatting(prose))
     text = _ROLE_MENTION.sub("@role", text)
-    text = _SPACES.sub(" ", text)
-    text = "\n".join(line.rstrip() for line in text.splitlines())
+    text = _TRAILING.sub("\n", _SPACES.sub(" ", text.replace("\r\n", "\n")))
     return _BLANK_LINES.sub("\n\n", text).strip()
+
+
+def visible_text(prose: str, tool_names: Collection[str] = ()) -> str:
+    """What players see of an agent's text: no tool tags, thinking, observations or pings; markdown, not HTML."""
+    scanner = TagScanner(tool_names, hide_observations=True)
+    scanner._silent = True
+    scanner.feed(prose)
+    scanner.finish()
+    scanner.events()
+    return finalize(scanner.prose())
