@@ -11,7 +11,7 @@ import structlog
 from discord.ext import commands
 
 from engine import Engine
-from engine.game import TurnResult
+from engine.turn import TurnResult
 
 from .render import NO_PINGS, combat_embed
 from .settings import Settings

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from pydantic import Field, ValidationError
 
+from .agents import AGENTS
 from .content import describe_validation
 from .errors import ConfigError
 from .state import AgentType, Model
@@ -27,6 +28,7 @@ class TurnSettings(Model):
     history_messages: int = Field(30, ge=2, le=500)
     summarize_after: int = Field(60, ge=10, le=5_000)
     summary_keep: int = Field(20, ge=2, le=500)
+    summary_batch: int = Field(40, ge=2, le=500)  # messages folded into the summary by one model call, at most
     max_action_chars: int = Field(2000, ge=50, le=20_000)
     suggestions: bool = True  # the pre-flight tool suggestor adds hints to each agent's context
     generation_timeout: float = Field(180.0, ge=5, le=3600)  # seconds one model generation may take in all
@@ -37,7 +39,10 @@ class EngineConfig(Model):
     agents: dict[AgentType, AgentSettings] = Field(default_factory=dict)
 
     def agent(self, agent: AgentType) -> AgentSettings:
-        return self.agents.get(agent, AgentSettings())
+        if agent in self.agents:
+            return self.agents[agent]
+        entry = AGENTS.get(agent)
+        return AgentSettings(temperature=entry.temperature, max_tokens=entry.max_tokens) if entry else AgentSettings()
 
 
 def _read(path: Path) -> dict:
@@ -66,10 +71,10 @@ def load_config(path: Path | None = None) -> EngineConfig:
     for table in ("turn", "agents"):
         if not isinstance(raw.get(table, {}), dict):
             raise ConfigError(f"Config file {path}: [{table}] must be a table of settings, not a single value.")
-    unknown = set(raw.get("agents", {})) - {a.value for a in AgentType if a is not AgentType.PLAYER}
+    unknown = set(raw.get("agents", {})) - {a.value for a in AGENTS}
     if unknown:
         raise ConfigError(f"Config file {path}: unknown agent(s) {', '.join(sorted(unknown))}; "
-                          "use narrative, combat, npc, summarizer.")
+                          f"use {', '.join(a.value for a in AGENTS)}.")
     try:
         return EngineConfig.model_validate(raw)
     except ValidationError as exc:

@@ -106,7 +106,8 @@ def describe_validation(exc: ValidationError) -> str:
     lines = []
     for err in exc.errors():
         where = ".".join(str(p) for p in err["loc"]) or "(top level)"
-        lines.append(f"- {where}: {err['msg']}")
+        msg = err["msg"].removeprefix("Value error, ")  # a validator's own sentence needs no prefix
+        lines.append(f"- {where}: {msg}")
     return "\n".join(lines)
 
 

@@ -2,29 +2,16 @@
 
 from __future__ import annotations
 
+from .agents import label
 from .models import ChatMessage
 from .state import NPC, AgentType, GameState, Message
 from .tags import escape
 from .tools.character import character_sheet
 from .tools.combat import tracker
 from .tools.quests import quest_line
-from .tools.world import describe_location
+from .visibility import GM, Viewer, describe_location, here, recall, visible_history
 
-
-def visible_history(messages: list[Message], agent: AgentType, npc_id: str | None = None) -> list[Message]:
-    """Party-aware filtering: the GM agents see the table; an NPC sees its own talks and what it witnessed."""
-    if agent in (AgentType.NARRATIVE, AgentType.COMBAT):
-        # The narrator must know how fights went, so it reads combat messages too.
-        return [m for m in messages if m.agent in (AgentType.PLAYER, AgentType.NARRATIVE, AgentType.NPC, AgentType.COMBAT)]
-    if agent is AgentType.NPC:
-        seen = []
-        for m in messages:
-            own = m.npc_id == npc_id and m.agent in (AgentType.PLAYER, AgentType.NPC)
-            witnessed = npc_id in m.witnesses and m.agent is not AgentType.SUMMARIZER
-            if own or witnessed:
-                seen.append(m)
-        return seen
-    return list(messages)
+__all__ = ["game_context", "history_messages", "merge_roles", "quoted", "speaker_label", "speaker_line", "visible_history"]
 
 
 def history_messages(history: list[Message], agent: AgentType, npc_id: str | None, state: GameState) -> list[ChatMessage]:
@@ -49,7 +36,7 @@ def speaker_label(m: Message, state: GameState) -> str:
         to = f" to {state.npcs[m.npc_id].name}" if m.npc_id in state.npcs else ""
         text = who + to
     else:
-        text = {AgentType.NARRATIVE: "Game Master", AgentType.COMBAT: "Game Master (combat)"}.get(m.agent, m.author_name)
+        text = label(m.agent) or m.author_name
     # A Discord display name may hold "]:" or a newline: it must not close the label and start another.
     return " ".join(escape(text).replace("[", "(").replace("]", ")").split())
 
@@ -97,7 +84,7 @@ def game_context(state: GameState, agent: AgentType, actor_id: str | None, npc: 
     if state.combat.active:
         enemies = [f"{p.name}: {p.attacks}" for p in state.combat.order if p.faction == "enemy" and p.attacks]
         parts.append("## Combat\n" + escape(tracker(state)) + ("\nEnemy attacks: " + escape("; ".join(enemies)) if enemies else ""))
-    parts.extend(_shared_tail(state, actor_id, include_summary=True))
+    parts.extend(_shared_tail(state, actor_id, GM, include_summary=True))
     return "\n\n".join(parts)
 
 
@@ -109,11 +96,12 @@ def _party(state: GameState) -> str:
     return escape("\n".join(lines)) or "- nobody yet"
 
 
-def _shared_tail(state: GameState, actor_id: str | None, include_summary: bool) -> list[str]:
+def _shared_tail(state: GameState, actor_id: str | None, viewer: Viewer, include_summary: bool) -> list[str]:
     parts = []
-    # The GM's permanent notes (other NPCs' personas and secrets) are for the GM agents only.
-    if include_summary and state.knowledge:
-        parts.append("## Learned earlier (kept for the whole game)\n" + "\n".join(f"- {escape(v)}" for v in state.knowledge.values()))
+    # Permanent notes are the viewer's own: the GM's (other NPCs' personas and secrets) never reach an NPC.
+    notes = recall(state, viewer)
+    if notes:
+        parts.append("## Learned earlier (kept for the whole game)\n" + "\n".join(f"- {escape(v)}" for v in notes))
     if include_summary and state.summary:
         parts.append("## The story so far\n" + escape(state.summary))
     actor = state.characters.get(actor_id or "")
@@ -123,14 +111,15 @@ def _shared_tail(state: GameState, actor_id: str | None, include_summary: bool) 
 
 
 def _npc_context(state: GameState, npc: NPC, actor_id: str | None) -> str:
-    loc = state.location()
-    here = [n.name for n in state.present_npcs() if n.id != npc.id]
+    viewer = Viewer(AgentType.NPC, npc.id, actor_id)
+    loc = here(state, viewer)
+    others = [n.name for n in state.present_npcs() if n.id != npc.id]
     party = [c.name for pid, c in state.characters.items() if pid in state.party.player_ids]
     companions = [state.npcs[i].name for i in state.party.npc_ids if i != npc.id]
     parts = [f"# Where you are: {escape(loc.name)}\n{escape(loc.description)}",
              "## Who is here\nAdventurers: " + escape(", ".join(party) or "none")
              + ("; their companions: " + escape(", ".join(companions)) if companions else "")
-             + ("\nOthers: " + escape(", ".join(here)) if here else ""),
+             + ("\nOthers: " + escape(", ".join(others)) if others else ""),
              f"## You\nAttitude toward the party: {npc.attitude}. HP {npc.hp}/{npc.max_hp}."
              + (" You travel with the party." if npc.id in state.party.npc_ids else "")]
     secrets = [s for lo in state.locations.values() for s in lo.secrets if s.id in npc.knows_secrets]
@@ -140,5 +129,5 @@ def _npc_context(state: GameState, npc: NPC, actor_id: str | None) -> str:
     mine = [q for q in state.quests.values() if q.giver == npc.id]
     if mine:
         parts.append("## Your quests\n" + "\n".join(f"- {escape(quest_line(q))}" for q in mine))
-    parts.extend(_shared_tail(state, actor_id, include_summary=False))
+    parts.extend(_shared_tail(state, actor_id, viewer, include_summary=False))
     return "\n\n".join(parts)

@@ -42,6 +42,14 @@ class TurnFailed(GameError):
         self.reason = reason
 
 
+class StaleSession(GameError):
+    """Someone else (another process on the same database) changed this game first: nothing was applied."""
+
+    def __init__(self) -> None:
+        super().__init__("Another action in this game was settled at the same moment, so yours was not applied. "
+                         "Nothing happened; send it again.")
+
+
 class ToolError(Exception):
     """A tool call that cannot be carried out; its message becomes the observation the agent reads."""
 

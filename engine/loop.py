@@ -13,7 +13,7 @@ import structlog
 from .errors import ModelError
 from .models import ChatMessage, Completion, ModelClient, ModelRequest, Usage, estimate_tokens
 from .tags import TagEvent, TagScanner, finalize
-from .tools import TOOLS, ToolCall, ToolContext, run_tool
+from .tools import TOOLS, ToolCall, ToolContext, arun_tool
 
 log = structlog.get_logger(__name__)
 
@@ -119,10 +119,10 @@ async def run_agent(model: ModelClient, base: ModelRequest, ctx: ToolContext, li
             return run
         run.segments.append(("model", gen.text[: event.end]))
         run.prose.append(gen.prose)
-        finishing = _call_tool(event, ctx, run, limits)
+        finishing = await _call_tool(event, ctx, run, limits)
 
 
-def _call_tool(event: TagEvent, ctx: ToolContext, run: AgentRun, limits: Limits) -> bool:
+async def _call_tool(event: TagEvent, ctx: ToolContext, run: AgentRun, limits: Limits) -> bool:
     """Run the tag (or refuse it past the quota); True when the agent must now finish without tools."""
     if sum(1 for c in run.calls if c.ok) >= limits.tool_quota:
         call = ToolCall(event.name, dict(event.attrs), False,
@@ -130,7 +130,7 @@ def _call_tool(event: TagEvent, ctx: ToolContext, run: AgentRun, limits: Limits)
                         "Finish your reply now without tools.")
         finishing = True
     else:
-        call = run_tool(event, ctx)
+        call = await arun_tool(event, ctx)
         finishing = run.rounds + 1 >= limits.max_rounds
         if finishing:
             call.observation += " (That was the last tool call this turn: finish your reply now, without tools.)"

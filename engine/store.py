@@ -1,13 +1,22 @@
-"""Sessions, message logs and turn logs in one SQLite file (aiosqlite, WAL, numbered migrations)."""
+"""Sessions, message logs and turn logs in one SQLite file (aiosqlite, WAL, numbered migrations).
+
+Several processes may share one database: each session has a version, every write of its state is a
+compare-and-set on it, and a player's message is stored (pending) the moment its turn starts, marked with the
+process answering it, so a crash loses nothing and another process can tell an orphan from a turn in flight.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import json
+import os
+import socket
+import sqlite3
+import uuid
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable
 
@@ -15,10 +24,13 @@ import aiosqlite
 import structlog
 from pydantic import ValidationError
 
-from .errors import ConfigError, GameAlreadyRunning, GameError
+from .errors import ConfigError, GameAlreadyRunning, GameError, StaleSession
 from .state import AgentType, GameState, Message, utcnow
 
 log = structlog.get_logger(__name__)
+
+HEARTBEAT = 15.0  # seconds between a process's signs of life in the instances table
+STALE_AFTER = 60.0  # seconds without one before its pending turns count as interrupted
 
 
 async def _run_script(db: aiosqlite.Connection, script: str) -> None:
@@ -90,9 +102,25 @@ async def _m2_channel_settings(db: aiosqlite.Connection) -> None:
     """)
 
 
+async def _m3_versions_and_pending_turns(db: aiosqlite.Connection) -> None:
+    await _run_script(db, """
+        ALTER TABLE sessions ADD COLUMN version INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE messages ADD COLUMN instance TEXT;
+        CREATE TABLE instances (
+            id TEXT PRIMARY KEY,
+            host TEXT NOT NULL,
+            pid INTEGER NOT NULL,
+            started_at TEXT NOT NULL,
+            heartbeat_at TEXT NOT NULL
+        );
+        CREATE INDEX messages_pending ON messages(status) WHERE status = 'pending'
+    """)
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[aiosqlite.Connection], Any]]] = [
     (1, "initial", _m1_initial),
     (2, "channel_settings", _m2_channel_settings),
+    (3, "versions_and_pending_turns", _m3_versions_and_pending_turns),
 ]
 
 
@@ -101,6 +129,7 @@ class Session:
     id: int
     channel_id: str
     state: GameState
+    version: int = 0  # bumped by every write of the state; writes compare it first
 
 
 @dataclass
@@ -131,26 +160,40 @@ class Store:
         self.db = db
         self.path = path
         self._write = asyncio.Lock()
+        self.instance = uuid.uuid4().hex  # this process's (this store's) id, on the turns it answers
+        self._heartbeat: asyncio.Task[None] | None = None
 
     @classmethod
     @asynccontextmanager
     async def open(cls, path: Path | str) -> AsyncIterator["Store"]:
         path = Path(path)
+        if path.is_dir():
+            raise ConfigError(f"The database path {path} is a directory; give a file name (e.g. {path / 'lorekeeper.db'}).")
+        connecting = aiosqlite.connect(path, isolation_level=None)
         try:
             if str(path) != ":memory:":
                 path.parent.mkdir(parents=True, exist_ok=True)
-            db = await aiosqlite.connect(path, isolation_level=None)
+            db = await connecting
         except (OSError, aiosqlite.Error) as exc:
+            # aiosqlite's thread is still closing the failed connection; let it finish before the loop may close,
+            # or it reports "Event loop is closed" from that thread after our message.
+            thread = getattr(connecting, "_thread", None)
+            if thread is not None and thread.is_alive():
+                await asyncio.to_thread(thread.join, 5)
             raise ConfigError(f"Cannot open the database {path}: {exc}.") from exc
         try:
             db.row_factory = aiosqlite.Row
             await db.execute("PRAGMA busy_timeout=5000")  # first: switching to WAL waits for other openers
-            await db.execute("PRAGMA journal_mode=WAL")
+            await _use_wal(db)
             await db.execute("PRAGMA synchronous=NORMAL")
             await db.execute("PRAGMA foreign_keys=ON")
             store = cls(db, path)
             await store.migrate()
-            yield store
+            await store._register()
+            try:
+                yield store
+            finally:
+                await store._unregister()
         except aiosqlite.DatabaseError as exc:
             raise ConfigError(f"The database {path} cannot be used: {exc}.") from exc
         finally:
@@ -192,8 +235,56 @@ class Store:
                     await asyncio.shield(self.db.rollback())
                 raise
 
+    # -- this process, among others sharing the database ---------------------------------------------------------
+
+    async def _register(self) -> None:
+        now = utcnow().isoformat()
+        async with self.transaction() as db:
+            await db.execute("INSERT INTO instances (id, host, pid, started_at, heartbeat_at) VALUES (?, ?, ?, ?, ?)",
+                             (self.instance, socket.gethostname(), os.getpid(), now, now))
+        self._heartbeat = asyncio.create_task(self._beat())
+
+    async def _beat(self) -> None:
+        while True:
+            await asyncio.sleep(HEARTBEAT)
+            try:
+                async with self.transaction() as db:
+                    await db.execute("UPDATE instances SET heartbeat_at = ? WHERE id = ?", (utcnow().isoformat(), self.instance))
+            except aiosqlite.Error as exc:  # a busy database now is no reason to stop beating
+                log.warning("heartbeat_failed", error=str(exc))
+
+    async def _unregister(self) -> None:
+        if self._heartbeat is not None:
+            self._heartbeat.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._heartbeat
+        with contextlib.suppress(aiosqlite.Error):
+            async with self.transaction() as db:
+                await db.execute("DELETE FROM instances WHERE id = ?", (self.instance,))
+
+    async def recover_interrupted(self) -> list[Message]:
+        """Turns whose process is gone (crashed, killed) before answering: marked interrupted, and returned."""
+        async with self.transaction() as db:
+            async with db.execute(
+                    "SELECT messages.*, instances.host, instances.pid, instances.heartbeat_at FROM messages "
+                    "LEFT JOIN instances ON instances.id = messages.instance WHERE messages.status = 'pending'") as cur:
+                rows = await cur.fetchall()
+            orphans = [r for r in rows if r["instance"] != self.instance and not _alive(r)]
+            for r in orphans:
+                await db.execute("UPDATE messages SET status = 'interrupted' WHERE id = ?", (r["id"],))
+            gone = {r["instance"] for r in orphans if r["instance"]}
+            for instance in gone:
+                await db.execute("DELETE FROM instances WHERE id = ? AND heartbeat_at < ?",
+                                 (instance, (utcnow() - timedelta(seconds=STALE_AFTER)).isoformat()))
+        for r in orphans:
+            log.warning("turn_interrupted", channel_id=r["channel_id"], message_id=r["id"])
+        return [_message(r) for r in orphans]
+
+    # -- sessions -------------------------------------------------------------------------------------------------
+
     async def load_session(self, channel_id: str) -> Session | None:
-        async with self.db.execute("SELECT id, state FROM sessions WHERE channel_id = ? AND active = 1", (channel_id,)) as cur:
+        async with self.db.execute("SELECT id, state, version FROM sessions WHERE channel_id = ? AND active = 1",
+                                   (channel_id,)) as cur:
             row = await cur.fetchone()
         if row is None:
             return None
@@ -202,7 +293,7 @@ class Store:
         except ValidationError as exc:
             log.error("session_unreadable", channel_id=channel_id, error=str(exc))
             raise GameError("This channel's saved game cannot be read. A server admin can start over with /gm-admin reset.") from exc
-        return Session(row["id"], channel_id, state)
+        return Session(row["id"], channel_id, state, row["version"])
 
     async def create_session(self, channel_id: str, guild_id: str | None, state: GameState) -> Session:
         now = utcnow().isoformat()
@@ -216,24 +307,55 @@ class Store:
 
     async def end_session(self, session_id: int) -> None:
         async with self.transaction() as db:
-            await db.execute("UPDATE sessions SET active = 0, updated_at = ? WHERE id = ?", (utcnow().isoformat(), session_id))
+            # The version moves too: a turn still in flight elsewhere must not commit into an ended game.
+            await db.execute("UPDATE sessions SET active = 0, version = version + 1, updated_at = ? WHERE id = ?",
+                             (utcnow().isoformat(), session_id))
 
-    async def save_state(self, session_id: int, state: GameState, messages: list[Message] = ()) -> None:
-        """Store a state change made outside a model turn (a new character, a rest), with its log lines."""
+    async def save_state(self, session_id: int, state: GameState, messages: list[Message] = (), *,
+                         version: int | None = None) -> int:
+        """Store a state change made outside a model turn (a new character, a rest, a summary), with its log lines.
+
+        With `version`, only if nobody wrote the session since it was read (else StaleSession); returns the new version.
+        """
         async with self.transaction() as db:
-            await self._write_state(db, session_id, state)
+            new = await self._write_state(db, session_id, state, version)
             for m in messages:
                 m.id = await self._insert_message(db, session_id, m)
+            return new
+
+    async def begin_turn(self, session_id: int, player_message: Message) -> int:
+        """Store the player's words the moment their turn starts (pending), so a crash cannot lose them."""
+        player_message.status = "pending"
+        async with self.transaction() as db:
+            cur = await db.execute(
+                "INSERT INTO messages (session_id, channel_id, turn_id, author_id, author_name, agent, npc_id, text, status, "
+                "witnesses, created_at, instance) VALUES (?, ?, NULL, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)",
+                (session_id, player_message.channel_id, player_message.author_id, player_message.author_name,
+                 player_message.agent.value, player_message.npc_id, player_message.text, json.dumps(player_message.witnesses),
+                 player_message.created_at.isoformat(), self.instance))
+            player_message.id = cur.lastrowid or 0
+            return player_message.id
 
     async def commit_turn(self, session_id: int, state: GameState, messages: list[Message], turn: TurnRecord,
-                          calls: list[ToolCallRow]) -> int:
-        """The player's message, every state change, the tool-call log and the reply: all or nothing."""
+                          calls: list[ToolCallRow], *, version: int | None = None) -> int:
+        """The player's message, every state change, the tool-call log and the reply: all or nothing.
+
+        A message already stored (pending, by begin_turn) is marked done; the others are added. With `version`, the
+        turn commits only if nobody wrote the session since it was read; otherwise StaleSession and nothing changes.
+        """
         async with self.transaction() as db:
+            await self._write_state(db, session_id, state, version)
             turn_id = await self._insert_turn(db, session_id, turn)
-            await self._write_state(db, session_id, state)
             for m in messages:
                 m.turn_id = turn_id
-                m.id = await self._insert_message(db, session_id, m)
+                if m.id:
+                    cur = await db.execute("UPDATE messages SET status = 'ok', turn_id = ? WHERE id = ? AND status = 'pending'",
+                                           (turn_id, m.id))
+                    if cur.rowcount != 1:  # another process judged this turn interrupted meanwhile
+                        raise StaleSession()
+                    m.status = "ok"
+                else:
+                    m.id = await self._insert_message(db, session_id, m)
             await db.executemany(
                 "INSERT INTO tool_calls (turn_id, seq, name, args, ok, observation, persistence) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 [(turn_id, i, c.name, json.dumps(c.args), int(c.ok), c.observation, c.persistence) for i, c in enumerate(calls)])
@@ -244,12 +366,26 @@ class Store:
         async with self.transaction() as db:
             turn_id = await self._insert_turn(db, session_id, turn)
             player_message.turn_id, player_message.status = turn_id, "failed"
-            player_message.id = await self._insert_message(db, session_id, player_message)
+            if player_message.id:
+                await db.execute("UPDATE messages SET status = 'failed', turn_id = ? WHERE id = ?", (turn_id, player_message.id))
+            else:
+                player_message.id = await self._insert_message(db, session_id, player_message)
             return turn_id
 
-    async def _write_state(self, db: aiosqlite.Connection, session_id: int, state: GameState) -> None:
-        await db.execute("UPDATE sessions SET state = ?, updated_at = ? WHERE id = ?",
-                         (state.model_dump_json(), utcnow().isoformat(), session_id))
+    async def _write_state(self, db: aiosqlite.Connection, session_id: int, state: GameState, version: int | None) -> int:
+        now = utcnow().isoformat()
+        if version is None:
+            await db.execute("UPDATE sessions SET state = ?, version = version + 1, updated_at = ? WHERE id = ?",
+                             (state.model_dump_json(), now, session_id))
+        else:
+            cur = await db.execute(
+                "UPDATE sessions SET state = ?, version = version + 1, updated_at = ? WHERE id = ? AND version = ? AND active = 1",
+                (state.model_dump_json(), now, session_id, version))
+            if cur.rowcount != 1:
+                raise StaleSession()
+        async with db.execute("SELECT version FROM sessions WHERE id = ?", (session_id,)) as cur:
+            row = await cur.fetchone()
+        return row[0] if row else 0
 
     async def _insert_turn(self, db: aiosqlite.Connection, session_id: int, t: TurnRecord) -> int:
         cur = await db.execute(
@@ -267,14 +403,16 @@ class Store:
              json.dumps(m.witnesses), m.created_at.isoformat()))
         return cur.lastrowid or 0
 
-    async def messages(self, session_id: int, *, after_id: int = 0, limit: int = 50, include_failed: bool = False) -> list[Message]:
-        """The newest `limit` messages after after_id, oldest first."""
+    async def messages(self, session_id: int, *, after_id: int = 0, limit: int = 50, include_failed: bool = False,
+                       oldest: bool = False) -> list[Message]:
+        """The newest `limit` messages after after_id (or, with `oldest`, the first `limit`), oldest first."""
         status = "" if include_failed else "AND status = 'ok'"
+        order = "ASC" if oldest else "DESC"
         async with self.db.execute(
-                f"SELECT * FROM messages WHERE session_id = ? AND id > ? {status} ORDER BY id DESC LIMIT ?",
+                f"SELECT * FROM messages WHERE session_id = ? AND id > ? {status} ORDER BY id {order} LIMIT ?",
                 (session_id, after_id, limit)) as cur:
             rows = await cur.fetchall()
-        return [_message(r) for r in reversed(rows)]
+        return [_message(r) for r in (rows if oldest else reversed(rows))]
 
     async def count_messages(self, session_id: int, after_id: int) -> int:
         async with self.db.execute("SELECT COUNT(*) FROM messages WHERE session_id = ? AND id > ? AND status = 'ok'",
@@ -320,6 +458,43 @@ class Store:
             "latency_ms_p50": latencies[len(latencies) // 2] if latencies else None,
             "by_agent": {a: sum(t["agent"] == a for t in turns) for a in sorted({t["agent"] for t in turns})},
         }
+
+
+async def _use_wal(db: aiosqlite.Connection) -> None:
+    """Switch the file to WAL, even while other processes open the same new database.
+
+    The switch takes a shared lock, then an exclusive one. When two openers hold the shared lock at once, SQLite
+    refuses one upgrade at once, without calling the busy handler (waiting would deadlock them): the documented
+    remedy is to let go and try again, which is what happens here. Once the file is in WAL mode, this is a read.
+    """
+    delay = 0.005
+    for _ in range(40):
+        try:
+            async with db.execute("PRAGMA journal_mode=WAL") as cur:
+                await cur.fetchone()
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 0.25)
+    raise sqlite3.OperationalError("database is locked (another process kept it while switching to WAL)")
+
+
+def _alive(row: aiosqlite.Row) -> bool:
+    """Whether the process that took a pending turn may still be answering it."""
+    if row["heartbeat_at"] is None:
+        return False  # no such process registered any more
+    if datetime.fromisoformat(row["heartbeat_at"]) < utcnow() - timedelta(seconds=STALE_AFTER):
+        return False
+    if row["host"] == socket.gethostname():
+        try:
+            os.kill(row["pid"], 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+    return True
 
 
 def _message(r: aiosqlite.Row) -> Message:

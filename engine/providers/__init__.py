@@ -5,13 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..agents import AGENTS
 from ..config import EngineConfig
 from ..errors import ConfigError, ModelError
 from ..models import ModelClient
 from ..state import AgentType
 from .local import local_available, shipped_model_path
 
-AGENTS = (AgentType.NARRATIVE, AgentType.COMBAT, AgentType.NPC, AgentType.SUMMARIZER)
 PROVIDERS = ("anthropic", "openai", "local")
 
 NO_PROVIDER = ("No language model is available. Lorekeeper can use any of three:\n"

@@ -10,7 +10,7 @@ from typing import Any, AsyncIterator
 
 from ..errors import ModelError, ProviderConfigError
 from ..models import ChatMessage, Completion, ModelRequest, StreamItem, Usage
-from ..prompts import example_exchange
+from ..agents import example_exchange
 
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 END = "<|im_end|>"

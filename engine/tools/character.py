@@ -9,6 +9,7 @@ from pydantic import Field, model_validator
 from ..dice import roll as roll_dice
 from ..errors import BadInput, ToolError
 from ..state import NPC, Character, Item, Participant
+from ..visibility import character_card, require_counterpart
 from .registry import COMBAT, EVERY_AGENT, NARRATIVE, NPC_AGENT, Args, ToolContext, tool
 
 
@@ -34,7 +35,8 @@ class CharacterRef(Args):
 @tool(example='<get_character name="Aria"/>', agents=EVERY_AGENT, changes_state=False, body="name")
 def get_character(ctx: ToolContext, args: CharacterRef) -> str:
     """Read a player character's full sheet (the acting player's when no name is given)."""
-    return character_sheet(ctx.character(args.name))
+    ch = ctx.character(args.name)
+    return character_card(ch, ctx.viewer, character_sheet(ch))
 
 
 def character_sheet(ch: Character) -> str:
@@ -66,6 +68,7 @@ class InventoryArgs(Args):
 def modify_inventory(ctx: ToolContext, args: InventoryArgs) -> str:
     """Give (positive quantity) or take (negative) an item or coins; use it whenever anything changes hands."""
     ch = ctx.character(args.character)
+    require_counterpart(ctx, ch)
     if args.currency is not None:
         have = getattr(ch.currency, args.currency)
         if have + args.quantity < 0:

@@ -14,7 +14,7 @@ class StartCombatArgs(Args):
     enemy: list[EnemyTemplate] = Field(default_factory=list, max_length=12)
 
 
-@tool(example='<start_combat encounter="wreckers-ambush"/>, or improvised: '
+@tool(example='<start_combat encounter="bandit-ambush"/>, or improvised: '
               '<start_combat>{"enemy": [{"name": "Wolf", "hp": 11, "ac": 13, "initiative_bonus": 2, "count": 2}]}</start_combat>',
       agents={NARRATIVE}, changes_state=True, body="encounter")
 def start_combat(ctx: ToolContext, args: StartCombatArgs) -> str:
@@ -124,7 +124,7 @@ class EndCombatArgs(Args):
     outcome: str = Field("", max_length=200)
 
 
-@tool(example='<end_combat outcome="the wreckers surrender"/>', agents={COMBAT}, changes_state=True, body="outcome")
+@tool(example='<end_combat outcome="the bandits surrender"/>', agents={COMBAT}, changes_state=True, body="outcome")
 def end_combat(ctx: ToolContext, args: EndCombatArgs) -> str:
     """End combat when one side is defeated, flees or surrenders."""
     combat = ctx.state.combat

@@ -8,6 +8,7 @@ from pydantic import Field
 
 from ..errors import ToolError
 from ..state import Objective, Quest, slug
+from ..visibility import quests_known, require_own_quest
 from .registry import EVERY_AGENT, NARRATIVE, NPC_AGENT, Args, ToolContext, tool
 
 
@@ -18,13 +19,14 @@ class StartQuestArgs(Args):
     reward: str = Field("", max_length=200)
 
 
-@tool(example='<start_quest quest="relight-the-lantern"/> for a quest already offered; a new one: '
+@tool(example='<start_quest quest="find-the-lost-ring"/> for a quest already offered; a new one: '
               '<start_quest><quest>Find the lost ring</quest><objective>Search the well</objective><objective>Return the ring</objective></start_quest>',
       agents={NARRATIVE, NPC_AGENT}, changes_state=True, body="quest")
 def start_quest(ctx: ToolContext, args: StartQuestArgs) -> str:
     """Start a quest when the party accepts it: an offered quest by id or title, or a new one with objectives."""
     quest = ctx.state.find_quest(args.quest)
     if quest is not None:
+        require_own_quest(ctx, quest)
         if quest.status == "active":
             raise ToolError(f"the quest '{quest.title}' is already active")
         if quest.status in ("completed", "failed"):
@@ -56,7 +58,7 @@ class ObjectiveArgs(Args):
     objective: str = Field(min_length=1, max_length=80)
 
 
-@tool(example='<complete_objective quest="relight-the-lantern" objective="learn-the-thief"/>',
+@tool(example='<complete_objective quest="find-the-lost-ring" objective="search-the-well"/>',
       agents={NARRATIVE, NPC_AGENT}, changes_state=True)
 def complete_objective(ctx: ToolContext, args: ObjectiveArgs) -> str:
     """Mark one objective of an active quest done, by its id or its text."""
@@ -79,7 +81,7 @@ class QuestArgs(Args):
     reason: str = Field("", max_length=200)
 
 
-@tool(example='<complete_quest quest="relight-the-lantern"/>', agents={NARRATIVE, NPC_AGENT}, changes_state=True, body="quest")
+@tool(example='<complete_quest quest="find-the-lost-ring"/>', agents={NARRATIVE, NPC_AGENT}, changes_state=True, body="quest")
 def complete_quest(ctx: ToolContext, args: QuestArgs) -> str:
     """Complete an active quest whose objectives are all done; hand over its reward with modify_inventory."""
     quest = _active(ctx, args.quest)
@@ -91,7 +93,7 @@ def complete_quest(ctx: ToolContext, args: QuestArgs) -> str:
     return f"Quest completed: '{quest.title}'.{reward}"
 
 
-@tool(example='<fail_quest quest="relight-the-lantern" reason="the lantern was smashed"/>',
+@tool(example='<fail_quest quest="find-the-lost-ring" reason="the ring was melted down"/>',
       agents={NARRATIVE, NPC_AGENT}, changes_state=True, body="quest")
 def fail_quest(ctx: ToolContext, args: QuestArgs) -> str:
     """Fail an active quest that can no longer be finished."""
@@ -102,6 +104,7 @@ def fail_quest(ctx: ToolContext, args: QuestArgs) -> str:
 
 def _active(ctx: ToolContext, ref: str) -> Quest:
     quest = ctx.quest(ref)
+    require_own_quest(ctx, quest)
     if quest.status != "active":
         raise ToolError(f"the quest '{quest.title}' is {quest.status}, not active")
     return quest
@@ -113,9 +116,10 @@ class QuestLogArgs(Args):
 
 @tool(example="<get_quest_log/>", agents=EVERY_AGENT, changes_state=False)
 def get_quest_log(ctx: ToolContext, args: QuestLogArgs) -> str:
-    """Read every quest the party knows of, with objectives and status."""
-    quests = [q for q in ctx.state.quests.values() if q.status != "offered"]
-    offered = [q for q in ctx.state.quests.values() if q.status == "offered"]
+    """Read every quest the party knows of, with objectives and status (an NPC: the quests it gave)."""
+    known = quests_known(ctx.state, ctx.viewer)
+    quests = [q for q in known if q.status != "offered"]
+    offered = [q for q in known if q.status == "offered"]
     lines = [quest_line(q) for q in quests] or ["The party has taken on no quest yet."]
     if offered:
         lines.append("Offered but not yet accepted: " + ", ".join(f"'{q.title}' (id {q.id})" for q in offered))

@@ -7,14 +7,16 @@ import json
 import random
 import re
 from dataclasses import dataclass
-from typing import Any, Callable, Literal, get_type_hints
+from typing import Any, Awaitable, Callable, Literal, Union, get_type_hints
 
 import structlog
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from .. import visibility
 from ..errors import ToolError
 from ..state import NPC, AgentType, Character, GameState, Location, Quest
 from ..tags import TagEvent, escape, unescape
+from ..visibility import Viewer
 
 log = structlog.get_logger(__name__)
 
@@ -30,13 +32,18 @@ class Args(BaseModel):
 
 @dataclass
 class ToolContext:
-    """What a tool may act on: the turn's working copy of the state, the turn's dice, and who acts."""
+    """What a tool may act on: the turn's working copy of the state, the turn's dice, who acts, and the engine's deps."""
 
     state: GameState
     rng: random.Random
     agent: AgentType
     actor_id: str | None = None
     npc_id: str | None = None
+    deps: Any = None  # the engine's Deps, for tools that need more than the state (a lore index, say)
+
+    @property
+    def viewer(self) -> Viewer:
+        return Viewer(self.agent, self.npc_id, self.actor_id)
 
     def character(self, ref: str | None = None) -> Character:
         if ref:
@@ -50,30 +57,23 @@ class ToolContext:
         raise ToolError("name the character: the acting player has no character")
 
     def npc(self, ref: str) -> NPC:
-        found = self.state.find_npc(ref)
-        if found is None:
-            raise ToolError(f"there is no NPC called '{ref}' (NPCs: {', '.join(self.state.npcs) or 'none'})")
-        return found
+        return visibility.find_npc(self, ref)
 
     def location(self, ref: str | None = None) -> Location:
-        if not ref:
-            return self.state.location()
-        found = self.state.find_location(ref)
-        if found is None:
-            raise ToolError(f"there is no location called '{ref}' (locations: {', '.join(self.state.locations)})")
-        return found
+        """A place the acting agent knows (where it stands by default)."""
+        return visibility.find_location(self, ref)
 
     def quest(self, ref: str) -> Quest:
-        found = self.state.find_quest(ref)
-        if found is None:
-            raise ToolError(f"there is no quest called '{ref}' (quests: {', '.join(self.state.quests) or 'none'})")
-        return found
+        return visibility.find_quest(self, ref)
+
+
+ToolFunc = Callable[[ToolContext, Any], Union[str, Awaitable[str]]]
 
 
 @dataclass(frozen=True)
 class Tool:
     name: str
-    func: Callable[[ToolContext, Any], str]
+    func: ToolFunc  # plain, or async where the tool does I/O
     args: type[Args]
     description: str
     example: str
@@ -81,6 +81,7 @@ class Tool:
     changes_state: bool
     persistence: Persistence
     body: str | None  # the argument a tag's plain-text body fills, as in <roll>1d20+3</roll>
+    subject: Callable[[ToolContext, Any], str] | None = None  # a permanent result's entity, so it is kept once
 
 
 TOOLS: dict[str, Tool] = {}
@@ -90,20 +91,26 @@ EVERY_AGENT = frozenset({NARRATIVE, COMBAT, NPC_AGENT})
 
 
 def tool(*, example: str, agents: frozenset[AgentType] | set[AgentType], changes_state: bool,
-         persistence: Persistence = "turn", body: str | None = None) -> Callable:
-    """Register a function as a tool; its docstring is the description the agents read."""
+         persistence: Persistence = "turn", body: str | None = None,
+         subject: Callable[[ToolContext, Any], str] | None = None) -> Callable:
+    """Register a function as a tool; its docstring is the description the agents read.
 
-    def register(func: Callable[[ToolContext, Any], str]) -> Callable[[ToolContext, Any], str]:
+    A permanent tool names the entity its result is about (`subject`), so asking again replaces the note.
+    """
+
+    def register(func: ToolFunc) -> ToolFunc:
         hints = get_type_hints(func)
         args_model = hints.get("args")
         if not (inspect.isclass(args_model) and issubclass(args_model, Args)):
             raise TypeError(f"tool {func.__name__} must take `args` typed with an Args model")
         if body is not None and body not in args_model.model_fields:
             raise TypeError(f"tool {func.__name__}: body field {body!r} is not an argument")
+        if persistence == "permanent" and subject is None:
+            raise TypeError(f"tool {func.__name__}: a permanent tool names the subject its result is kept under")
         TOOLS[func.__name__] = Tool(
             name=func.__name__, func=func, args=args_model, description=inspect.getdoc(func) or "",
             example=example, agents=frozenset(agents), changes_state=changes_state,
-            persistence=persistence, body=body)
+            persistence=persistence, body=body, subject=subject)
         return func
 
     return register
@@ -190,6 +197,35 @@ def describe_error(exc: ValidationError) -> str:
 
 def run_tool(event: TagEvent, ctx: ToolContext) -> ToolCall:
     """Carry out one tag against the context's state; any error leaves that state exactly as it was."""
+    prepared = _prepare(event, ctx)
+    if isinstance(prepared, ToolCall):
+        return prepared
+    spec, args, snapshot = prepared
+    if inspect.iscoroutinefunction(spec.func):
+        return ToolCall(spec.name, _dumped(args), False, f"Error: {spec.name} must be awaited; nothing was done.")
+    try:
+        observation = spec.func(ctx, args)
+    except Exception as exc:
+        return _failed(spec, args, ctx, snapshot, exc)
+    return _done(spec, args, ctx, observation)  # type: ignore[arg-type]
+
+
+async def arun_tool(event: TagEvent, ctx: ToolContext) -> ToolCall:
+    """run_tool for the loop: the same checks and guarantees, and tools that do I/O are awaited."""
+    prepared = _prepare(event, ctx)
+    if isinstance(prepared, ToolCall):
+        return prepared
+    spec, args, snapshot = prepared
+    try:
+        result = spec.func(ctx, args)
+        observation = await result if inspect.isawaitable(result) else result
+    except Exception as exc:
+        return _failed(spec, args, ctx, snapshot, exc)
+    return _done(spec, args, ctx, observation)
+
+
+def _prepare(event: TagEvent, ctx: ToolContext) -> ToolCall | tuple[Tool, Args, GameState | None]:
+    """The tool and its validated arguments, or the error observation that refuses the tag."""
     if event.kind in ("malformed", "unclosed"):
         return ToolCall(event.name, {}, False, f"Error: {event.error}. Nothing was done; write the tag again correctly.")
     spec = TOOLS.get(event.name)
@@ -210,23 +246,27 @@ def run_tool(event: TagEvent, ctx: ToolContext) -> ToolCall:
                         f"Error: bad arguments for {spec.name}: {describe_error(exc)}. Nothing was done. Example: {spec.example}")
     except (RecursionError, ValueError, TypeError):
         return ToolCall(spec.name, dict(event.attrs), False, f"Error: the arguments of {spec.name} cannot be read. Nothing was done.")
-    dumped = args.model_dump(mode="json", exclude_none=True)
-    snapshot = ctx.state.model_copy(deep=True) if spec.changes_state else None
-    try:
-        observation = spec.func(ctx, args)
-    except (ToolError, ValidationError) as exc:
-        _restore(ctx.state, snapshot)
+    return spec, args, ctx.state.model_copy(deep=True) if spec.changes_state else None
+
+
+def _dumped(args: Args) -> dict[str, Any]:
+    return args.model_dump(mode="json", exclude_none=True)
+
+
+def _failed(spec: Tool, args: Args, ctx: ToolContext, snapshot: GameState | None, exc: Exception) -> ToolCall:
+    _restore(ctx.state, snapshot)
+    if isinstance(exc, (ToolError, ValidationError)):
         message = describe_error(exc) if isinstance(exc, ValidationError) else str(exc)
-        return ToolCall(spec.name, dumped, False, f"Error: {message}. Nothing was done.")
-    except Exception:
-        _restore(ctx.state, snapshot)
-        log.exception("tool_crashed", tool=spec.name, args=dumped)
-        return ToolCall(spec.name, dumped, False, f"Error: {spec.name} failed unexpectedly. Nothing was done; carry on without it.")
-    if spec.persistence == "permanent":
-        # Keyed by who saw it too: an NPC's narrower view must not replace the GM's note.
-        viewer = f" as {ctx.npc_id}" if ctx.agent is AgentType.NPC else ""
-        ctx.state.knowledge[f"{spec.name} {json.dumps(dumped, sort_keys=True)}{viewer}"] = observation
-    return ToolCall(spec.name, dumped, True, observation, spec.persistence)
+        return ToolCall(spec.name, _dumped(args), False, f"Error: {message}. Nothing was done.")
+    log.error("tool_crashed", tool=spec.name, args=_dumped(args), exc_info=exc)
+    return ToolCall(spec.name, _dumped(args), False, f"Error: {spec.name} failed unexpectedly. Nothing was done; carry on without it.")
+
+
+def _done(spec: Tool, args: Args, ctx: ToolContext, observation: str) -> ToolCall:
+    if spec.persistence == "permanent" and spec.subject is not None:
+        # Kept once per entity and per viewer: an NPC's narrower view must not replace the GM's note.
+        visibility.remember(ctx.state, ctx.viewer, spec.name, spec.subject(ctx, args), observation)
+    return ToolCall(spec.name, _dumped(args), True, observation, spec.persistence)
 
 
 def _restore(state: GameState, snapshot: GameState | None) -> None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pydantic import Field, field_validator
 
 from ..errors import ToolError
-from ..state import NPC, AgentType, GameState, Location
+from ..state import NPC
+from ..visibility import describe_location, exits_line, npc_card, require_here, require_known_secret, require_self
 from .registry import EVERY_AGENT, NARRATIVE, NPC_AGENT, Args, ToolContext, tool
 
 
@@ -13,7 +14,7 @@ class LocationArgs(Args):
     location: str = Field(min_length=1, max_length=80)
 
 
-@tool(example='<change_location location="brine-cup-tavern"/>', agents={NARRATIVE}, changes_state=True, body="location")
+@tool(example='<change_location location="market-square"/>', agents={NARRATIVE}, changes_state=True, body="location")
 def change_location(ctx: ToolContext, args: LocationArgs) -> str:
     """Move the party through an open exit of the current location; NPCs in the party come along."""
     if ctx.state.combat.active:
@@ -24,7 +25,7 @@ def change_location(ctx: ToolContext, args: LocationArgs) -> str:
         raise ToolError(f"the party is already at {here.name}")
     exit_ = next((e for e in here.exits if e.to == there.id), None)
     if exit_ is None:
-        raise ToolError(f"there is no way from {here.name} to {there.name}; exits: {_exits(ctx.state, here)}")
+        raise ToolError(f"there is no way from {here.name} to {there.name}; exits: {exits_line(ctx.state, here)}")
     if not here.exit_open(exit_):
         raise ToolError(f"the way to {there.name} is not open yet")
     ctx.state.current_location = there.id
@@ -33,39 +34,17 @@ def change_location(ctx: ToolContext, args: LocationArgs) -> str:
     return f"The party arrives at {there.name}. {describe_location(ctx.state, there)}"
 
 
-def _exits(state: GameState, loc: Location) -> str:
-    shown = [f"{state.locations[e.to].name} ({e.to})" for e in loc.exits if loc.exit_open(e)]
-    return ", ".join(shown) or "none open"
-
-
-def describe_location(state: GameState, loc: Location) -> str:
-    npcs = [n.name for n in state.npcs.values() if n.location == loc.id and n.id not in state.party.npc_ids]
-    found = [s.text for s in loc.secrets if s.discovered]
-    hidden = sum(1 for s in loc.secrets if not s.discovered)
-    flags = ", ".join(f"{k}={v}" for k, v in loc.flags.items())
-    parts = [loc.description, f"Exits: {_exits(state, loc)}."]
-    if npcs:
-        parts.append(f"Here: {', '.join(npcs)}.")
-    if flags:
-        parts.append(f"State: {flags}.")
-    if found:
-        parts.append("Discovered: " + " ".join(found))
-    if hidden:
-        secret_ids = ", ".join(s.id for s in loc.secrets if not s.discovered)
-        parts.append(f"Undiscovered secrets (GM only, reveal with discover_secret when found): {secret_ids}.")
-    return " ".join(parts)
-
-
 class LocationRef(Args):
     location: str | None = Field(None, max_length=80)
 
 
-@tool(example='<get_location/> for where the party is, or <get_location location="tide-tunnel"/>',
+@tool(example='<get_location/> for where you are, or <get_location location="old-mill"/>',
       agents=EVERY_AGENT, changes_state=False, body="location")
 def get_location(ctx: ToolContext, args: LocationRef) -> str:
-    """Read a location's description, exits, state flags and who is there (the current one by default)."""
+    """Read a location's description, exits, state flags and who is there (where you are by default)."""
     loc = ctx.location(args.location)
-    return f"{loc.name} ({loc.id}): {describe_location(ctx.state, loc)}"
+    require_here(ctx, loc, "look around")
+    return f"{loc.name} ({loc.id}): {describe_location(ctx.state, loc, ctx.viewer)}"
 
 
 TRUE_WORDS, FALSE_WORDS = {"true", "yes", "on", "1", "open"}, {"false", "no", "off", "0", "closed", "shut"}
@@ -91,10 +70,11 @@ class LocationStateArgs(Args):
         return value
 
 
-@tool(example='<update_location_state flag="grate_unlocked" value="true"/>', agents={NARRATIVE, NPC_AGENT}, changes_state=True)
+@tool(example='<update_location_state flag="gate_open" value="true"/>', agents={NARRATIVE, NPC_AGENT}, changes_state=True)
 def update_location_state(ctx: ToolContext, args: LocationStateArgs) -> str:
-    """Set a state flag on a location (the current one by default): a door unlocked, a fire lit, the tide out."""
+    """Set a state flag on a location (where you are by default): a door unlocked, a fire lit, the tide out."""
     loc = ctx.location(args.location)
+    require_here(ctx, loc, "change things")
     value = args.value
     before = loc.flags.get(args.flag)
     if isinstance(before, bool) and not isinstance(value, bool):
@@ -109,8 +89,8 @@ class SecretArgs(Args):
     secret: str = Field(min_length=1, max_length=80)
 
 
-@tool(example='<discover_secret secret="cask-door"/>', agents={NARRATIVE, NPC_AGENT}, changes_state=True,
-      persistence="permanent", body="secret")
+@tool(example='<discover_secret secret="loose-brick"/>', agents={NARRATIVE, NPC_AGENT}, changes_state=True,
+      persistence="permanent", body="secret", subject=lambda ctx, args: args.secret.strip().lower())
 def discover_secret(ctx: ToolContext, args: SecretArgs) -> str:
     """Reveal a secret the party finds where it is, or one an NPC tells them (an NPC may tell only what it knows)."""
     key = args.secret.strip().lower()
@@ -118,11 +98,7 @@ def discover_secret(ctx: ToolContext, args: SecretArgs) -> str:
         secret = loc.secret(key)
         if secret is None:
             continue
-        if ctx.agent is AgentType.NPC and ctx.npc_id:
-            if key not in ctx.state.npcs[ctx.npc_id].knows_secrets:
-                raise ToolError(f"{ctx.state.npcs[ctx.npc_id].name} does not know that secret")
-        elif loc.id != ctx.state.current_location:
-            raise ToolError(f"that secret is at {loc.name}, and the party is not there")
+        require_known_secret(ctx, key, loc)
         already = secret.discovered
         secret.discovered = True
         opened = [ctx.state.locations[e.to].name for e in loc.exits if e.requires == key]
@@ -136,7 +112,7 @@ class MoveNpcArgs(Args):
     location: str = Field(min_length=1, max_length=80)
 
 
-@tool(example='<move_npc_to_location npc="odile-farrow" location="saltmere-quay"/>', agents={NARRATIVE, NPC_AGENT}, changes_state=True)
+@tool(example='<move_npc_to_location npc="tomas-reed" location="market-square"/>', agents={NARRATIVE, NPC_AGENT}, changes_state=True)
 def move_npc_to_location(ctx: ToolContext, args: MoveNpcArgs) -> str:
     """Send an NPC somewhere else; an NPC agent may move only itself. An NPC in the party leaves it."""
     npc = _npc_self_only(ctx, args.npc, "move")
@@ -155,7 +131,7 @@ class NpcArgs(Args):
     npc: str = Field(min_length=1, max_length=80)
 
 
-@tool(example='<add_to_party npc="brisa-wendle"/>', agents={NARRATIVE, NPC_AGENT}, changes_state=True, body="npc")
+@tool(example='<add_to_party npc="tomas-reed"/>', agents={NARRATIVE, NPC_AGENT}, changes_state=True, body="npc")
 def add_to_party(ctx: ToolContext, args: NpcArgs) -> str:
     """An NPC who is here joins the party and travels with it; an NPC agent may add only itself."""
     npc = _npc_self_only(ctx, args.npc, "add to the party")
@@ -169,7 +145,7 @@ def add_to_party(ctx: ToolContext, args: NpcArgs) -> str:
     return f"{npc.name} joins the party."
 
 
-@tool(example='<remove_from_party npc="brisa-wendle"/>', agents={NARRATIVE, NPC_AGENT}, changes_state=True, body="npc")
+@tool(example='<remove_from_party npc="tomas-reed"/>', agents={NARRATIVE, NPC_AGENT}, changes_state=True, body="npc")
 def remove_from_party(ctx: ToolContext, args: NpcArgs) -> str:
     """An NPC leaves the party and stays where the party is now; an NPC agent may remove only itself."""
     npc = _npc_self_only(ctx, args.npc, "remove from the party")
@@ -184,21 +160,12 @@ def _npc_self_only(ctx: ToolContext, ref: str, verb: str) -> NPC:
     if ctx.state.combat.active:
         raise ToolError("not during combat: the initiative order is fixed until the fight ends")
     npc = ctx.npc(ref)
-    if ctx.agent is AgentType.NPC and ctx.npc_id and npc.id != ctx.npc_id:
-        raise ToolError(f"as {ctx.state.npcs[ctx.npc_id].name} you can only {verb} yourself, not {npc.name}")
+    require_self(ctx, npc, verb)
     return npc
 
 
-@tool(example='<get_npc npc="odile-farrow"/>', agents=EVERY_AGENT, changes_state=False, persistence="permanent", body="npc")
+@tool(example='<get_npc npc="tomas-reed"/>', agents=EVERY_AGENT, changes_state=False, persistence="permanent", body="npc",
+      subject=lambda ctx, args: ctx.npc(args.npc).id)
 def get_npc(ctx: ToolContext, args: NpcArgs) -> str:
     """Read an NPC's persona and attitude (kept for the rest of the game); an NPC agent sees no one else's secrets."""
-    npc = ctx.npc(args.npc)
-    if ctx.agent is AgentType.NPC and ctx.npc_id != npc.id:
-        # Another NPC's persona holds their private thoughts and the plot: an NPC knows only the face.
-        return f"{npc.name} ({npc.id}): you know them by sight and name; their private thoughts are their own."
-    # Only lasting facts: this observation stays in context for the rest of the game.
-    text = f"{npc.name} ({npc.id}), {npc.attitude}. Persona: {npc.persona}"
-    if ctx.agent is not AgentType.NPC or ctx.npc_id == npc.id:
-        if npc.knows_secrets:
-            text += f" Knows secrets: {', '.join(npc.knows_secrets)}."
-    return text
+    return npc_card(ctx.state, ctx.npc(args.npc), ctx.viewer)

@@ -1,0 +1,74 @@
+"""The one list of agents: each one's role, worked example, history, labels and default model settings.
+
+Adding an agent is a member of `AgentType` and one entry here; its tools name it in their `agents=`. The config
+file, the providers, the prompts and the history filter all read this list.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from . import prompts
+from .models import ChatMessage
+from .state import NPC, AgentType
+from .tags import escape
+from .tools import tools_for
+
+
+@dataclass(frozen=True)
+class Agent:
+    type: AgentType
+    role: str  # the role part of its system prompt; an NPC's has {name} in it
+    history: Literal["table", "witnessed", "none"]  # everything said at the table, what it witnessed, or nothing
+    label: str = ""  # how its lines are labelled in others' history (empty: the speaker's own name)
+    example: tuple[ChatMessage, ...] = ()  # a worked exchange, for small models
+    speaks: bool = True  # its replies enter the channel's log
+    tools: bool = True
+    temperature: float = 0.7
+    max_tokens: int = 1024
+
+
+AGENTS: dict[AgentType, Agent] = {a.type: a for a in (
+    Agent(AgentType.NARRATIVE, prompts.NARRATIVE, "table", "Game Master", tuple(prompts.NARRATIVE_EXAMPLE), temperature=0.8),
+    Agent(AgentType.COMBAT, prompts.COMBAT, "table", "Game Master (combat)", tuple(prompts.COMBAT_EXAMPLE), temperature=0.6),
+    Agent(AgentType.NPC, prompts.NPC_ROLE, "witnessed", "", tuple(prompts.NPC_EXAMPLE), temperature=0.8, max_tokens=700),
+    Agent(AgentType.SUMMARIZER, prompts.SUMMARIZER, "none", "Summary", speaks=False, tools=False, temperature=0.3,
+          max_tokens=600),
+)}
+
+
+def table_voices() -> frozenset[AgentType]:
+    """Whose lines the table hears: the players and every agent that speaks."""
+    return frozenset({AgentType.PLAYER} | {a.type for a in AGENTS.values() if a.speaks})
+
+
+def label(agent: AgentType) -> str:
+    entry = AGENTS.get(agent)
+    return entry.label if entry is not None else ""
+
+
+def tool_reference(agent: AgentType) -> str:
+    lines = ["## Your tools"]
+    for t in tools_for(agent):
+        lines.append(f"- {t.name}: {t.description} Example: {t.example}")
+    return "\n".join(lines)
+
+
+def system_prompt(agent: AgentType, npc: NPC | None = None) -> str:
+    """The stable part of an agent's system prompt; the same text every turn, so providers can cache it."""
+    entry = AGENTS[agent]
+    if not entry.tools:
+        return entry.role
+    role = entry.role
+    if agent is AgentType.NPC:
+        if npc is None:
+            raise ValueError("the npc agent needs an NPC")
+        role = role.format(name=escape(npc.name)) + f"\n\n## Who you are\n{npc.name} (id {npc.id}). {escape(npc.persona)}"
+    return f"{role}\n\n{prompts.TAG_RULES}\n\n{tool_reference(agent)}"
+
+
+def example_exchange(agent: AgentType) -> list[ChatMessage]:
+    """A worked exchange that shows a small model when tool tags are used and when they are not."""
+    entry = AGENTS.get(agent)
+    return list(entry.example) if entry is not None else []

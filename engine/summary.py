@@ -1,0 +1,107 @@
+"""The running summary: old messages folded into a few paragraphs, in the background, without holding up play.
+
+The channel is locked only to read what to fold and to write the result; the model call runs between, so turns go
+on meanwhile. The write happens only if no one folded those messages in the meantime. One call folds a bounded
+batch (the oldest first), and a summarizer that fails or answers nothing is asked again only after a growing
+number of turns.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import structlog
+
+from .agents import system_prompt
+from .context import speaker_line
+from .errors import StaleSession
+from .loop import Limits, run_agent
+from .models import ChatMessage, ModelRequest
+from .state import AgentType, GameState, Message
+from .tags import escape
+from .tools import ToolContext
+
+if TYPE_CHECKING:
+    from .game import Engine
+
+log = structlog.get_logger(__name__)
+
+MAX_BACKOFF = 32  # turns skipped at most after repeated failures
+
+
+@dataclass
+class Backoff:
+    """A channel's summarizer failures in a row, and the turn before which it is not asked again."""
+
+    failures: int = 0
+    not_before: int = 0
+
+    def failed(self, turn: int) -> None:
+        self.failures += 1
+        self.not_before = turn + min(MAX_BACKOFF, 2 ** self.failures)
+
+    def allows(self, turn: int) -> bool:
+        return turn >= self.not_before
+
+
+async def summarize(engine: Engine, channel_id: str) -> bool:
+    """Fold one batch of old messages into the channel's summary; True if the summary moved on."""
+    deps, cfg = engine.deps, engine.deps.config.turn
+    backoff = engine.summary_backoff.setdefault(channel_id, Backoff())
+    async with engine.channel_lock(channel_id):
+        session = await deps.store.load_session(channel_id)
+        if session is None or not backoff.allows(session.state.turn):
+            return False
+        state = session.state
+        unfolded = await deps.store.count_messages(session.id, state.summary_upto)
+        if unfolded <= cfg.summarize_after:
+            return False
+        fold = await deps.store.messages(session.id, after_id=state.summary_upto, oldest=True,
+                                         limit=min(cfg.summary_batch, unfolded - cfg.summary_keep))
+    if not fold:
+        return False
+    text = await _ask(engine, state, [speaker_line(m, state) for m in fold])
+    if not text:
+        backoff.failed(state.turn)
+        log.warning("summary_failed", channel_id=channel_id, failures=backoff.failures, retry_at_turn=backoff.not_before)
+        return False
+    backoff.failures = 0
+    return await _store(engine, channel_id, expected_upto=state.summary_upto, summary=text, fold=fold)
+
+
+async def _ask(engine: Engine, state: GameState, lines: list[str]) -> str:
+    """The model's new summary, or '' when it failed or said nothing (the turn is already committed: no harm)."""
+    deps = engine.deps
+    settings = deps.config.agent(AgentType.SUMMARIZER)
+    request = ModelRequest(agent=AgentType.SUMMARIZER, model=settings.model, system=system_prompt(AgentType.SUMMARIZER),
+                           context="", temperature=settings.temperature, max_tokens=settings.max_tokens,
+                           messages=[ChatMessage("user", f"Earlier summary:\n{escape(state.summary) or '(none)'}\n\n"
+                                                         f"New messages:\n" + "\n".join(lines))])
+    ctx = ToolContext(state.model_copy(deep=True), random.Random(0), AgentType.SUMMARIZER)  # it has no tools to act
+    limits = Limits(tool_quota=1, max_rounds=1, generation_timeout=deps.config.turn.generation_timeout)
+    try:
+        run = await run_agent(deps.models[AgentType.SUMMARIZER], request, ctx, limits, deps.sleep)
+    except Exception as exc:
+        log.warning("summary_model_failed", error=str(exc))
+        return ""
+    return run.reply
+
+
+async def _store(engine: Engine, channel_id: str, *, expected_upto: int, summary: str, fold: list[Message]) -> bool:
+    """Write the summary if those messages are still unfolded; another process's turn meanwhile is no conflict."""
+    for _ in range(3):
+        async with engine.channel_lock(channel_id):
+            session = await engine.deps.store.load_session(channel_id)
+            if session is None or session.state.summary_upto != expected_upto:
+                return False  # the game ended, or someone else folded these messages first
+            state = session.state
+            state.summary, state.summary_upto = summary, fold[-1].id
+            try:
+                await engine.deps.store.save_state(session.id, state, version=session.version)
+            except StaleSession:
+                continue  # another process wrote the game: read it again and try once more
+        log.info("summary_updated", channel_id=channel_id, upto=fold[-1].id, folded=len(fold))
+        return True
+    return False

@@ -1,0 +1,233 @@
+"""One player's turn as a short list of stages: check → begin → context → run → commit.
+
+Each stage is a plain async function of the turn's working data and the engine's Deps; a new stage (a referee,
+a planner, a verifier) is one function here and one line in STAGES. Whatever fails, the saved game stays as it
+was: the player's message, stored the moment the turn began, is kept and marked failed; nothing else changes.
+If another process wrote the game while this turn ran, the turn is played again on the new state (a bounded
+number of times), never written over it.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Awaitable, Callable
+
+import structlog
+
+from .agents import system_prompt
+from .context import game_context, history_messages, visible_history
+from .errors import BadInput, GameError, ModelError, NoCharacter, NoGameRunning, ProviderConfigError, StaleSession, TurnFailed
+from .loop import AgentRun, Limits, ModelCall, run_agent
+from .models import ModelRequest
+from .orchestrator import Route, route
+from .state import NPC, AgentType, GameState, Message, utcnow
+from .store import Session, TurnRecord, call_rows
+from .suggestions import Suggestion, format_suggestions, suggest
+from .tools import TOOLS, ToolCall, ToolContext, tools_for
+
+if TYPE_CHECKING:
+    from .game import Deps
+
+log = structlog.get_logger(__name__)
+
+APOLOGY = ("*The Game Master's quill snaps mid-sentence, and the world holds its breath.* "
+           "Nothing happened — your action was kept; try it again in a moment.")
+NARRATOR_ID = "narrator"
+PLAYS = 3  # times a turn is played when other processes keep changing the game under it
+
+
+def turn_seed(session_seed: int, turn: int) -> int:
+    """Each turn's dice come from the session's seed and the turn's number, so a turn can be replayed."""
+    return random.Random(f"{session_seed}:{turn}").getrandbits(63)
+
+
+@dataclass
+class Turn:
+    """A player's message on its way through the stages; each stage reads what the ones before it added."""
+
+    session: Session
+    author_id: str
+    author_name: str
+    text: str
+    route: Route | None = None
+    seq: int = 0
+    seed: int = 0
+    work: GameState | None = None  # the turn's working copy of the state: tools change it, commit saves it
+    ctx: ToolContext | None = None
+    player: Message | None = None
+    hints: list[Suggestion] = field(default_factory=list)
+    request: ModelRequest | None = None
+    run: AgentRun = field(default_factory=AgentRun)
+    record: TurnRecord | None = None
+    reply: str = ""
+    turn_id: int = 0
+
+
+@dataclass
+class TurnResult:
+    reply: str
+    agent: AgentType
+    npc: NPC | None
+    calls: list[ToolCall]
+    model_calls: list[ModelCall]
+    turn_id: int
+    state: GameState
+    request: ModelRequest
+
+    def mechanics(self) -> list[str]:
+        """What players may see of the turn's tools: dice, and the first sentence of each change (no GM notes)."""
+        lines = []
+        for call in self.calls:
+            spec = TOOLS.get(call.name)
+            if not call.ok or spec is None:
+                continue
+            if call.name == "roll":
+                lines.append(f"🎲 {call.observation}")
+            elif spec.changes_state:
+                first = call.observation.split(". ", 1)[0].rstrip(".")
+                lines.append(f"• {first}.")
+        return lines
+
+
+# -- the stages ------------------------------------------------------------------------------------------------------
+
+def check(session: Session, author_id: str, text: str, max_chars: int) -> Route:
+    """Everything that refuses a message before any model call or write; cheap, so a front end can ask first."""
+    text = text.strip()
+    if not text:
+        raise BadInput("Say what you do — the message was empty.")
+    if len(text) > max_chars:
+        raise BadInput(f"That is {len(text)} characters; an action can be at most {max_chars}. Split it up.")
+    state = session.state
+    if author_id not in state.characters:
+        raise NoCharacter()
+    if author_id not in state.party.player_ids:
+        name = state.characters[author_id].name
+        if state.combat.active:
+            raise BadInput(f"{name} is not with the party, and cannot join in the middle of a fight.")
+        raise BadInput(f"{name} is not with the party: /party join first.")
+    return route(state, text)
+
+
+async def checks(turn: Turn, deps: Deps) -> None:
+    turn.route = check(turn.session, turn.author_id, turn.text, deps.config.turn.max_action_chars)
+
+
+async def begin(turn: Turn, deps: Deps) -> None:
+    """Number the turn, copy the state to work on, and store the player's words before anything can fail."""
+    state, chosen = turn.session.state, turn.route
+    assert chosen is not None
+    turn.seq = state.turn + 1
+    turn.seed = turn_seed(state.seed, turn.seq)
+    turn.work = state.model_copy(deep=True)
+    npc_id = chosen.npc.id if chosen.npc else None
+    turn.ctx = ToolContext(turn.work, random.Random(turn.seed), chosen.agent, turn.author_id, npc_id, deps)
+    fresh = Message(channel_id=turn.session.channel_id, author_id=turn.author_id, author_name=turn.author_name,
+                    agent=AgentType.PLAYER, npc_id=npc_id, text=turn.text, witnesses=list(state.party.npc_ids))
+    if turn.player is None:
+        turn.player = fresh
+        await deps.store.begin_turn(turn.session.id, turn.player)
+    else:  # played again on a newer state: the stored message stays; who it speaks to and who hears it may not
+        turn.player.npc_id, turn.player.witnesses = fresh.npc_id, fresh.witnesses
+    turn.record = TurnRecord(seq=turn.seq, agent=chosen.agent, npc_id=npc_id, status="ok", seed=turn.seed,
+                             started_at=utcnow())
+
+
+async def context(turn: Turn, deps: Deps) -> None:
+    """What the agent is told: its system prompt, the state as it may know it, the history it witnessed, hints."""
+    state, chosen, cfg = turn.session.state, turn.route, deps.config
+    assert chosen is not None and turn.player is not None
+    npc_id = chosen.npc.id if chosen.npc else None
+    npc_agent = chosen.agent is AgentType.NPC
+    history = await deps.store.messages(turn.session.id, after_id=0 if npc_agent else state.summary_upto,
+                                        limit=cfg.turn.history_messages * (4 if npc_agent else 1))
+    seen = visible_history(history, chosen.agent, npc_id)[-cfg.turn.history_messages:]
+    turn.hints = suggest(state, turn.text, chosen.agent, chosen.npc) if cfg.turn.suggestions else []
+    settings = cfg.agent(chosen.agent)
+    stop = ["<observation>"] + [f"</{t.name}>" for t in tools_for(chosen.agent)]
+    turn.request = ModelRequest(
+        agent=chosen.agent, model=settings.model, system=system_prompt(chosen.agent, chosen.npc),
+        context="\n\n".join(filter(None, [game_context(state, chosen.agent, turn.author_id, chosen.npc),
+                                          format_suggestions(turn.hints)])),
+        messages=history_messages([*seen, turn.player], chosen.agent, npc_id, state), stop=stop,
+        temperature=settings.temperature, max_tokens=settings.max_tokens)
+
+
+async def run(turn: Turn, deps: Deps) -> None:
+    """The agent answers, calling tools on the working copy; an empty reply is a failed turn."""
+    assert turn.route is not None and turn.request is not None and turn.ctx is not None
+    cfg = deps.config.turn
+    turn.run = AgentRun()
+    limits = Limits(cfg.tool_quota, cfg.max_rounds, generation_timeout=cfg.generation_timeout)
+    await run_agent(deps.models[turn.route.agent], turn.request, turn.ctx, limits, deps.sleep, turn.run)
+    turn.reply = turn.run.reply
+    if not turn.reply:
+        raise ModelError("the model's reply was empty once tags and thinking were removed")
+
+
+async def commit(turn: Turn, deps: Deps) -> None:
+    """The player's message, the reply, every state change and the tool log, in one write, if nobody wrote first."""
+    assert turn.work is not None and turn.route is not None and turn.player is not None and turn.record is not None
+    turn.work.turn = turn.seq
+    turn.record.model_calls = [asdict(c) for c in turn.run.model_calls]
+    speaker = turn.route.npc
+    answer = Message(channel_id=turn.session.channel_id, author_id=f"npc:{speaker.id}" if speaker else NARRATOR_ID,
+                     author_name=speaker.name if speaker else "Narrator", agent=turn.route.agent,
+                     npc_id=speaker.id if speaker else None, text=turn.reply, witnesses=list(turn.work.party.npc_ids))
+    turn.turn_id = await deps.store.commit_turn(turn.session.id, turn.work, [turn.player, answer], turn.record,
+                                                call_rows(turn.run.calls), version=turn.session.version)
+
+
+Stage = Callable[[Turn, "Deps"], Awaitable[None]]
+STAGES: tuple[Stage, ...] = (checks, begin, context, run, commit)
+
+
+# -- playing the stages ----------------------------------------------------------------------------------------------
+
+async def play(turn: Turn, deps: Deps) -> TurnResult:
+    """Run every stage; on a failure after the message was stored, record it and raise a sentence for the player."""
+    for attempt in range(1, PLAYS + 1):
+        try:
+            for stage in STAGES:
+                await stage(turn, deps)
+            break
+        except StaleSession:
+            if attempt == PLAYS or turn.player is None:
+                await _failed(turn, deps, StaleSession())
+                raise
+            log.info("turn_replayed", channel_id=turn.session.channel_id, attempt=attempt)
+            fresh = await deps.store.load_session(turn.session.channel_id)
+            if fresh is None:
+                await _failed(turn, deps, NoGameRunning())
+                raise NoGameRunning() from None
+            turn.session = fresh
+        except Exception as exc:
+            if turn.player is None:  # refused before anything was stored: nothing to record
+                raise
+            raise await _failed(turn, deps, exc) from exc
+    assert turn.route is not None and turn.work is not None and turn.request is not None
+    log.info("turn_done", channel_id=turn.session.channel_id, agent=turn.route.agent.value,
+             npc=turn.route.npc.id if turn.route.npc else None, tools=len(turn.run.calls))
+    npc = turn.work.npcs.get(turn.route.npc.id) if turn.route.npc else None
+    return TurnResult(turn.reply, turn.route.agent, npc, turn.run.calls, turn.run.model_calls, turn.turn_id, turn.work,
+                      turn.request)
+
+
+async def _failed(turn: Turn, deps: Deps, exc: BaseException) -> GameError:
+    """Keep the player's words, marked failed, with why; return the error to show the player."""
+    assert turn.player is not None
+    record = turn.record or TurnRecord(seq=turn.seq or turn.session.state.turn + 1, agent=AgentType.NARRATIVE,
+                                       npc_id=None, status="failed", seed=turn.seed, started_at=utcnow())
+    record.status, record.error = "failed", f"{type(exc).__name__}: {exc}"
+    record.model_calls = [asdict(c) for c in turn.run.model_calls]
+    if isinstance(exc, (ModelError, GameError)):
+        log.warning("turn_failed", channel_id=turn.session.channel_id, error=record.error)
+    else:
+        log.error("turn_crashed", channel_id=turn.session.channel_id, exc_info=exc)
+    await deps.store.record_failed_turn(turn.session.id, turn.player, record)
+    if isinstance(exc, GameError) and not isinstance(exc, TurnFailed):
+        return exc  # a refusal in the player's own terms (the game changed under the turn): say it as it is
+    # A configuration mistake will not fix itself: say what it is, so the admin can.
+    message = f"{APOLOGY}\n({exc})" if isinstance(exc, ProviderConfigError) else APOLOGY
+    return TurnFailed(message, reason=record.error)

@@ -1,0 +1,237 @@
+"""Who may see or do what: the history each agent witnessed, what an NPC knows, and what its tools may touch.
+
+The Game Master agents see the whole table and every secret. An NPC agent sees its own conversations and what
+it witnessed while travelling with the party; it knows the places around it, the secrets it was given, the quests
+it gave and the faces of the people in town. With its tools it acts only here (where it stands), on itself, on
+the player character talking to it, and on its own quests. Every lookup an agent makes goes through here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .errors import ToolError
+from .state import NPC, AgentType, Character, GameState, Location, Message, Quest
+
+if TYPE_CHECKING:
+    from .tools.registry import ToolContext
+
+MAX_NOTES = 24  # permanent notes kept per game; the oldest go first
+MAX_NOTE_CHARS = 1500  # one note's length, so a long persona cannot crowd out the rest
+
+
+@dataclass(frozen=True)
+class Viewer:
+    """Who is looking: an agent, the NPC it plays (for the NPC agent), and the player character acting."""
+
+    agent: AgentType
+    npc_id: str | None = None
+    actor_id: str | None = None
+
+    @property
+    def npc(self) -> bool:
+        return self.agent is AgentType.NPC
+
+    @property
+    def key(self) -> str:
+        return f"npc:{self.npc_id}" if self.npc else "gm"
+
+
+GM = Viewer(AgentType.NARRATIVE)
+
+
+# -- history ---------------------------------------------------------------------------------------------------------
+
+def visible_history(messages: list[Message], agent: AgentType, npc_id: str | None = None) -> list[Message]:
+    """Party-aware filtering: the GM agents see the table; an NPC sees its own talks and what it witnessed."""
+    from .agents import AGENTS, table_voices
+
+    policy = AGENTS[agent].history if agent in AGENTS else "table"
+    if policy == "table":
+        voices = table_voices()
+        return [m for m in messages if m.agent in voices]
+    if policy == "witnessed":
+        seen = []
+        for m in messages:
+            own = m.npc_id == npc_id and m.agent in (AgentType.PLAYER, AgentType.NPC)
+            witnessed = npc_id in m.witnesses and m.agent is not AgentType.SUMMARIZER
+            if own or witnessed:
+                seen.append(m)
+        return seen
+    return []
+
+
+# -- what an NPC knows -----------------------------------------------------------------------------------------------
+
+def known_secret_ids(state: GameState, viewer: Viewer) -> set[str] | None:
+    """Secret ids the viewer may know of (None: every one, for the GM)."""
+    if not viewer.npc:
+        return None
+    npc = state.npcs.get(viewer.npc_id or "")
+    return set(npc.knows_secrets) if npc else set()
+
+
+def known_locations(state: GameState, viewer: Viewer) -> list[Location]:
+    """Places the viewer knows: all of them for the GM; for an NPC, where it and the party are, and the ways on."""
+    if not viewer.npc:
+        return list(state.locations.values())
+    npc = state.npcs.get(viewer.npc_id or "")
+    secrets = known_secret_ids(state, viewer) or set()
+    ids: list[str] = []
+    for origin in filter(None, [npc.location if npc else None, state.current_location]):
+        loc = state.locations.get(origin)
+        if loc is None:
+            continue
+        ids.append(loc.id)
+        ids += [e.to for e in loc.exits if loc.exit_open(e) or e.requires in secrets]
+    return [state.locations[i] for i in dict.fromkeys(ids) if i in state.locations]
+
+
+def here(state: GameState, viewer: Viewer) -> Location:
+    """Where the viewer stands: an NPC where it is (with the party if it travels with them), the GM with the party."""
+    if viewer.npc:
+        npc = state.npcs.get(viewer.npc_id or "")
+        if npc is not None and npc.location in state.locations and npc.id not in state.party.npc_ids:
+            return state.locations[npc.location]
+    return state.location()
+
+
+def exits_line(state: GameState, loc: Location) -> str:
+    shown = [f"{state.locations[e.to].name} ({e.to})" for e in loc.exits if loc.exit_open(e)]
+    return ", ".join(shown) or "none open"
+
+
+def describe_location(state: GameState, loc: Location, viewer: Viewer = GM) -> str:
+    """A place as the viewer may know it: the GM also sees its undiscovered secrets, an NPC only those it knows."""
+    npcs = [n.name for n in state.npcs.values() if n.location == loc.id and n.id not in state.party.npc_ids]
+    found = [s.text for s in loc.secrets if s.discovered]
+    flags = ", ".join(f"{k}={v}" for k, v in loc.flags.items())
+    parts = [loc.description, f"Exits: {exits_line(state, loc)}."]
+    if npcs:
+        parts.append(f"Here: {', '.join(npcs)}.")
+    if flags:
+        parts.append(f"State: {flags}.")
+    if found:
+        parts.append("Discovered: " + " ".join(found))
+    known = known_secret_ids(state, viewer)
+    hidden = [s.id for s in loc.secrets if not s.discovered and (known is None or s.id in known)]
+    if hidden and known is None:
+        parts.append(f"Undiscovered secrets (GM only, reveal with discover_secret when found): {', '.join(hidden)}.")
+    elif hidden:
+        parts.append(f"Secrets here that you know (tell them only if you choose): {', '.join(hidden)}.")
+    return " ".join(parts)
+
+
+def npc_card(state: GameState, npc: NPC, viewer: Viewer) -> str:
+    """An NPC as the viewer knows them: the GM and the NPC itself see the persona; other NPCs only the face."""
+    if viewer.npc and viewer.npc_id != npc.id:
+        # Another NPC's persona holds their private thoughts and the plot: an NPC knows only the face.
+        return f"{npc.name} ({npc.id}): you know them by sight and name; their private thoughts are their own."
+    text = f"{npc.name} ({npc.id}), {npc.attitude}. Persona: {npc.persona}"
+    if npc.knows_secrets:
+        text += f" Knows secrets: {', '.join(npc.knows_secrets)}."
+    return text
+
+
+def character_card(ch: Character, viewer: Viewer, sheet: str) -> str:
+    """A player character's sheet for the GM; for an NPC, what it could see across a table."""
+    if not viewer.npc:
+        return sheet
+    looks = "unconscious" if ch.hp == 0 else "badly hurt" if ch.hp * 3 < ch.max_hp else "hale"
+    return f"{ch.name}, a {ch.char_class}, looks {looks}. What they carry and their purse are their own business."
+
+
+def quests_known(state: GameState, viewer: Viewer) -> list[Quest]:
+    """Every quest for the GM; an NPC knows the quests it gave."""
+    if not viewer.npc:
+        return list(state.quests.values())
+    return [q for q in state.quests.values() if q.giver == viewer.npc_id]
+
+
+# -- what an NPC agent's tools may touch ------------------------------------------------------------------------------
+
+def require_here(ctx: ToolContext, loc: Location, verb: str) -> None:
+    """An NPC changes or inspects only the place where it stands."""
+    if ctx.viewer.npc and loc.id != here(ctx.state, ctx.viewer).id:
+        raise ToolError(f"you can only {verb} where you are ({here(ctx.state, ctx.viewer).name}), not at {loc.name}")
+
+
+def require_self(ctx: ToolContext, npc: NPC, verb: str) -> None:
+    if ctx.viewer.npc and npc.id != ctx.viewer.npc_id:
+        me = ctx.state.npcs[ctx.viewer.npc_id].name if ctx.viewer.npc_id in ctx.state.npcs else "this NPC"
+        raise ToolError(f"as {me} you can only {verb} yourself, not {npc.name}")
+
+
+def require_counterpart(ctx: ToolContext, ch: Character) -> None:
+    """An NPC trades only with the player character talking to it."""
+    if ctx.viewer.npc and ch.owner_id != ctx.viewer.actor_id:
+        talking = ctx.state.characters.get(ctx.viewer.actor_id or "")
+        who = talking.name if talking else "the player talking to you"
+        raise ToolError(f"you can only give to or take from {who}, who is talking to you, not {ch.name}")
+
+
+def require_own_quest(ctx: ToolContext, quest: Quest) -> None:
+    if ctx.viewer.npc and quest.giver != ctx.viewer.npc_id:
+        raise ToolError(f"the quest '{quest.title}' is not yours to change; only its giver or the Game Master can")
+
+
+def require_known_secret(ctx: ToolContext, secret_id: str, at: Location) -> None:
+    """An NPC tells only the secrets it knows (from anywhere); the GM reveals what the party finds where it is."""
+    if ctx.viewer.npc:
+        if secret_id not in (known_secret_ids(ctx.state, ctx.viewer) or set()):
+            raise ToolError(f"{ctx.state.npcs[ctx.viewer.npc_id].name} does not know that secret")
+    elif at.id != ctx.state.current_location:
+        raise ToolError(f"that secret is at {at.name}, and the party is not there")
+
+
+# -- lookups, filtered by who asks ------------------------------------------------------------------------------------
+
+def find_location(ctx: ToolContext, ref: str | None) -> Location:
+    if not ref:
+        return here(ctx.state, ctx.viewer)
+    known = known_locations(ctx.state, ctx.viewer)
+    found = ctx.state.find_location(ref)
+    if found is None or all(found.id != loc.id for loc in known):
+        raise ToolError(f"there is no location called '{ref}' (locations: {', '.join(loc.id for loc in known)})")
+    return found
+
+
+def find_npc(ctx: ToolContext, ref: str) -> NPC:
+    found = ctx.state.find_npc(ref)
+    if found is None:
+        listed = ctx.state.npcs if not ctx.viewer.npc else [n.id for n in ctx.state.present_npcs()]
+        raise ToolError(f"there is no NPC called '{ref}' (NPCs: {', '.join(listed) or 'none'})")
+    return found
+
+
+def find_quest(ctx: ToolContext, ref: str) -> Quest:
+    known = quests_known(ctx.state, ctx.viewer)
+    found = ctx.state.find_quest(ref)
+    if found is None or found not in known:
+        raise ToolError(f"there is no quest called '{ref}' (quests: {', '.join(q.id for q in known) or 'none'})")
+    return found
+
+
+# -- permanent notes --------------------------------------------------------------------------------------------------
+
+def remember(state: GameState, viewer: Viewer, tool: str, subject: str, note: str) -> None:
+    """Keep a permanent result for the rest of the game, once per thing it is about and per viewer, bounded."""
+    key = f"{tool}:{subject}|{viewer.key}"
+    state.knowledge.pop(key, None)  # re-learnt: it moves to the newest
+    state.knowledge[key] = note if len(note) <= MAX_NOTE_CHARS else note[:MAX_NOTE_CHARS - 1] + "…"
+    while len(state.knowledge) > MAX_NOTES:
+        del state.knowledge[next(iter(state.knowledge))]
+
+
+def recall(state: GameState, viewer: Viewer) -> list[str]:
+    """The permanent notes this viewer may read: the GM's for the GM agents, an NPC's own for that NPC."""
+    return [note for key, note in state.knowledge.items() if _note_owner(key) == viewer.key]
+
+
+def _note_owner(key: str) -> str:
+    if "|" in key:
+        return key.rsplit("|", 1)[1]
+    # Games saved before notes were keyed by viewer: "tool {json args}" (GM) or "... as <npc-id>".
+    head, sep, npc_id = key.rpartition(" as ")
+    return f"npc:{npc_id}" if sep and head.endswith("}") else "gm"
