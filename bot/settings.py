@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import sys
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import structlog
 from pydantic import Field, SecretStr, ValidationError, field_validator
@@ -44,12 +45,41 @@ class Settings(BaseSettings):
         """A key or URL pasted with a trailing newline or space is the same (and a newline breaks HTTP)."""
         return value.strip() or None if isinstance(value, str) else value
 
+    @field_validator("anthropic_base_url", "openai_base_url")
+    @classmethod
+    def _a_url(cls, value: str | None) -> str | None:
+        """A base URL the SDKs can use, checked here so a typo is one sentence, not a traceback at the first turn."""
+        if value is None:
+            return value
+        problem = _url_problem(value)
+        if problem:
+            raise ValueError(f"'{value}' is not a usable URL ({problem}); write it like http://localhost:8080/v1")
+        return value
+
     def provider_keys(self) -> ProviderKeys:
         return ProviderKeys(
             anthropic_api_key=self.anthropic_api_key.get_secret_value() if self.anthropic_api_key else None,
             anthropic_base_url=self.anthropic_base_url,
             openai_api_key=self.openai_api_key.get_secret_value() if self.openai_api_key else None,
             openai_base_url=self.openai_base_url, local_model=self.local_model, timeout=self.model_timeout)
+
+
+def _url_problem(value: str) -> str:
+    """What is wrong with an http(s) URL, or '' when nothing is."""
+    try:
+        parts = urlsplit(value)
+        port = parts.port  # reading it checks it
+    except ValueError as exc:
+        return str(exc)
+    if parts.scheme not in ("http", "https"):
+        return "it must start with http:// or https://"
+    if not parts.hostname:
+        return "it names no host"
+    if port == 0:
+        return "port 0 is not a port"
+    if any(c.isspace() for c in value):
+        return "it contains a space"
+    return ""
 
 
 def load_settings(**overrides: object) -> Settings:

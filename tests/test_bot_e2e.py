@@ -189,6 +189,21 @@ async def test_game_start_in_a_thread_and_character_creation(fake, bot):
     assert response["data"]["embeds"][0]["title"] == "Aria"
 
 
+async def test_game_start_refusals_are_private_and_leave_no_thread(fake, bot):
+    i = await fake.interaction("game start", {"thread": True, "adventure": "no-such-place"}, user="alice")
+    response = await i.wait_response()
+    assert response["type"] == 4 and response["data"]["flags"] & 64  # answered privately, never deferred publicly
+    assert "no-such-place" in response["data"]["content"]
+    assert not fake.calls("POST", r"/channels/\d+/threads")  # and no empty thread left behind
+    first = await fake.interaction("game start", user="alice")
+    assert (await first.wait_response())["type"] == 5
+    await first.wait_followups(1)
+    again = await fake.interaction("game start", user="bob")
+    response = await again.wait_response()
+    assert response["type"] == 4 and response["data"]["flags"] & 64
+    assert "already" in response["data"]["content"]
+
+
 async def test_a_turn_in_progress_survives_a_reconnect(fake, bot, model):
     await game_with_players(bot, fake)
     model.latency = 0.02

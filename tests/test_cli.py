@@ -178,3 +178,33 @@ def test_base_urls_pasted_with_a_newline_are_trimmed(monkeypatch):
 
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1\n")
     assert load_settings().provider_keys().openai_base_url == "http://127.0.0.1:9/v1"
+
+
+def test_a_base_url_that_is_not_a_url_is_one_sentence(tmp_path, capsys, monkeypatch):
+    for name, value, problem in [("ANTHROPIC_BASE_URL", "::x", "it must start with http"),
+                                 ("OPENAI_BASE_URL", "http://[::1", "Invalid IPv6 URL"),
+                                 ("OPENAI_BASE_URL", "http://localhost:99999/v1", "Port out of range"),
+                                 ("OPENAI_BASE_URL", "http:///v1", "it names no host")]:
+        monkeypatch.setenv(name, value)
+        code, _, err = play(tmp_path, capsys, "--script", str(EXAMPLE))
+        assert code == 2 and f"{name}: '{value}' is not a usable URL ({problem}" in err and "Traceback" not in err
+        monkeypatch.delenv(name)
+
+
+def test_a_database_path_that_is_a_directory_is_one_sentence(tmp_path, monkeypatch):
+    import subprocess
+    import sys
+
+    # In a child process: the traceback came from aiosqlite's thread after the event loop had closed.
+    (tmp_path / "data").mkdir()
+    env = {**__import__("os").environ, "LOREKEEPER_DB": str(tmp_path / "data")}
+    done = subprocess.run([sys.executable, "-m", "bot.cli", "play", "--script", str(EXAMPLE)], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "is a directory; give a file name" in done.stderr
+    assert "Traceback" not in done.stderr and "Event loop is closed" not in done.stderr
+    file = tmp_path / "plain"
+    file.write_text("x")
+    env["LOREKEEPER_DB"] = str(file / "game.db")  # its folder is a file: cannot be made
+    done = subprocess.run([sys.executable, "-m", "bot.cli", "play", "--script", str(EXAMPLE)], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "Cannot open the database" in done.stderr and "Traceback" not in done.stderr

@@ -24,12 +24,15 @@ class GameCog(commands.GroupCog, group_name="game", group_description="Start, en
     @app_commands.describe(adventure="Which adventure (default: the first one)", thread="Play in a new thread of this channel")
     async def start(self, interaction: discord.Interaction, adventure: str | None = None, thread: bool = False) -> None:
         """Start a new game here, or in a new thread."""
-        await interaction.response.defer(thinking=True)
         channel = interaction.channel
+        if thread and not isinstance(channel, discord.TextChannel):
+            await interaction.response.send_message("Threads can be started only from a text channel.", ephemeral=True)
+            return
+        # Refusals (a game already here, no such adventure) before anything public or any thread is made.
+        await self.bot.engine.check_start(None if thread else str(interaction.channel_id), adventure)
+        await interaction.response.defer(thinking=True)
         if thread:
-            if not isinstance(channel, discord.TextChannel):
-                await interaction.followup.send("Threads can be started only from a text channel.")
-                return
+            assert isinstance(channel, discord.TextChannel)
             channel = await channel.create_thread(name="Lorekeeper game", type=discord.ChannelType.public_thread,
                                                   auto_archive_duration=1440)
         state, intro = await self.bot.engine.start_game(str(channel.id), str(interaction.guild_id), adventure)
