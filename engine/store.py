@@ -349,8 +349,10 @@ class Store:
             for m in messages:
                 m.turn_id = turn_id
                 if m.id:
-                    cur = await db.execute("UPDATE messages SET status = 'ok', turn_id = ? WHERE id = ? AND status = 'pending'",
-                                           (turn_id, m.id))
+                    # Who it spoke to and who heard it are settled now (a replayed turn may have moved the party).
+                    cur = await db.execute("UPDATE messages SET status = 'ok', turn_id = ?, npc_id = ?, witnesses = ? "
+                                           "WHERE id = ? AND status = 'pending'",
+                                           (turn_id, m.npc_id, json.dumps(m.witnesses), m.id))
                     if cur.rowcount != 1:  # another process judged this turn interrupted meanwhile
                         raise StaleSession()
                     m.status = "ok"
