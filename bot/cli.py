@@ -9,10 +9,11 @@ import random
 import sys
 from pathlib import Path
 
-from engine import Deps, Engine, GameError, ModelClient, ScriptedModel, Store, load_config
+from engine import GameError, ModelClient, ScriptedModel, load_config
 from engine.providers import build_models, check_models
 from engine.state import AgentType
 
+from .runtime import running_engine
 from .settings import configure_logging, load_settings
 from .terminal import Terminal, load_script, play_keyboard, play_script, read_line
 
@@ -56,18 +57,14 @@ async def run_play(args: argparse.Namespace) -> None:
         models = build_models(config, settings.provider_keys())
         print("Checking the language model ...", file=sys.stderr)
         await check_models(config, models)
-    async with Store.open(settings.db) as store:
-        rng = random.Random(args.seed) if args.seed is not None else random.Random()
-        engine = Engine(Deps(store, models, config, settings.corpus, rng=rng))
+    rng = random.Random(args.seed) if args.seed is not None else random.Random()
+    async with running_engine(settings, config, models, rng) as engine:
         terminal = Terminal(engine, f"terminal:{args.game}", "local", player_name(),
                             ask=None if script else read_line)
-        try:
-            if script is not None:
-                await play_script(terminal, script, model)
-            else:
-                await play_keyboard(terminal, args.adventure, args.name, args.char_class)
-        finally:
-            await engine.drain()  # a summary still being written is kept, not cut off
+        if script is not None:
+            await play_script(terminal, script, model)
+        else:
+            await play_keyboard(terminal, args.adventure, args.name, args.char_class)
 
 
 def player_name() -> str:

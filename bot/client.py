@@ -11,7 +11,7 @@ import structlog
 from discord.ext import commands
 
 from engine import Engine
-from engine.turn import TurnResult
+from engine.turn import TurnResult, interrupted_notice
 
 from .render import NO_PINGS, combat_embed
 from .settings import Settings
@@ -34,6 +34,7 @@ class LorekeeperBot(commands.Bot):
         self.settings = settings
         self.voices = NpcVoices()
         self._order: defaultdict[int, asyncio.Lock] = defaultdict(asyncio.Lock)
+        self._recovered = False
 
     async def setup_hook(self) -> None:
         for extension in EXTENSIONS:
@@ -49,6 +50,20 @@ class LorekeeperBot(commands.Bot):
 
     async def on_ready(self) -> None:
         log.info("bot_ready", user=str(self.user), guilds=len(self.guilds))
+        if not self._recovered:  # on_ready comes again after each reconnect; this is once per start
+            self._recovered = True
+            await self.report_interrupted()
+
+    async def report_interrupted(self) -> None:
+        """Tell each channel about player messages a stopped or crashed bot never answered (they are kept, unplayed)."""
+        # Discord channels have numeric ids; a terminal game in the same database is the terminal's to report.
+        for lost in await self.engine.recover_interrupted(str.isdigit):
+            try:
+                channel = self.get_channel(int(lost.channel_id)) or await self.fetch_channel(int(lost.channel_id))
+                if isinstance(channel, discord.abc.Messageable):
+                    await channel.send(interrupted_notice(lost), allowed_mentions=NO_PINGS)
+            except discord.HTTPException as exc:
+                log.warning("interrupted_notice_failed", channel_id=lost.channel_id, error=str(exc))
 
     async def ack_if_busy(self, interaction: discord.Interaction) -> None:
         """Defer, privately, when work holds or awaits this channel, so Discord's 3-second limit is kept.

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import random
-
 import aiohttp
 import discord
 import structlog
 
-from engine import ConfigError, Deps, Engine, Store, load_config
+from engine import ConfigError, load_config
 from engine.providers import build_models, check_models
 
 from .client import LorekeeperBot
+from .runtime import running_engine
 from .settings import Settings
 
 log = structlog.get_logger(__name__)
@@ -26,8 +25,7 @@ async def run_bot(settings: Settings) -> None:
     config = load_config(settings.config)
     models = build_models(config, settings.provider_keys())
     await check_models(config, models)
-    async with Store.open(settings.db) as store:
-        engine = Engine(Deps(store, models, config, settings.corpus, rng=random.Random()))
+    async with running_engine(settings, config, models) as engine:
         async with LorekeeperBot(engine, settings) as bot:
             try:
                 await bot.start(settings.discord_token.get_secret_value())
@@ -40,5 +38,3 @@ async def run_bot(settings: Settings) -> None:
             except discord.PrivilegedIntentsRequired as exc:
                 raise ConfigError("Turn on the Message Content intent for the bot in the Discord developer portal "
                                   "(Bot → Privileged Gateway Intents): plain messages in a game are actions.") from exc
-            finally:
-                await engine.drain()

@@ -20,6 +20,7 @@ from engine.state import AgentType, GameState
 from engine.tools.character import character_sheet
 from engine.tools.combat import tracker
 from engine.tools.quests import quest_line
+from engine.turn import interrupted_notice
 
 HELP = """Type what your character does, or @Name to speak to someone here. Commands:
   /roll 2d6          roll dice           /sheet        your character sheet
@@ -83,6 +84,9 @@ class Terminal:
             state, intro = await self.engine.start_game(self.channel, adventure=adventure)
             self.out(f"=== {state.title} ===\n")
             self.out(wrap(intro, "  "))
+        # A line typed last time that the program stopped before answering (a crash, a kill): say so once.
+        for lost in await self.engine.recover_interrupted(lambda channel_id: channel_id == self.channel):
+            self.out("\n" + wrap(interrupted_notice(lost)))
 
     async def last_narration(self) -> str:
         session = await self.engine.session(self.channel)

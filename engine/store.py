@@ -262,14 +262,15 @@ class Store:
             async with self.transaction() as db:
                 await db.execute("DELETE FROM instances WHERE id = ?", (self.instance,))
 
-    async def recover_interrupted(self) -> list[Message]:
-        """Turns whose process is gone (crashed, killed) before answering: marked interrupted, and returned."""
+    async def recover_interrupted(self, where: Callable[[str], bool] = lambda channel_id: True) -> list[Message]:
+        """Turns whose process is gone (crashed, killed) before answering, in the channels `where` accepts (a front end
+        takes those it can tell players about): marked interrupted, and returned, once."""
         async with self.transaction() as db:
             async with db.execute(
                     "SELECT messages.*, instances.host, instances.pid, instances.heartbeat_at FROM messages "
                     "LEFT JOIN instances ON instances.id = messages.instance WHERE messages.status = 'pending'") as cur:
                 rows = await cur.fetchall()
-            orphans = [r for r in rows if r["instance"] != self.instance and not _alive(r)]
+            orphans = [r for r in rows if r["instance"] != self.instance and where(r["channel_id"]) and not _alive(r)]
             for r in orphans:
                 await db.execute("UPDATE messages SET status = 'interrupted' WHERE id = ?", (r["id"],))
             gone = {r["instance"] for r in orphans if r["instance"]}

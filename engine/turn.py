@@ -90,6 +90,14 @@ class TurnResult:
         return lines
 
 
+def interrupted_notice(message: Message, limit: int = 300) -> str:
+    """What the table is told about a message whose turn was cut off by a crash or a restart."""
+    said = " ".join(message.text.split())
+    said = said if len(said) <= limit else said[: limit - 1] + "…"
+    return (f"The Game Master was interrupted (the program stopped) before answering {message.author_name}: "
+            f"“{said}”. Nothing of it happened in the game; send it again if you still want to.")
+
+
 # -- the stages ------------------------------------------------------------------------------------------------------
 
 def check(session: Session, author_id: str, text: str, max_chars: int) -> Route:

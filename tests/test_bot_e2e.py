@@ -428,3 +428,32 @@ async def test_refusals_stay_private_when_the_channel_is_busy(tmp_path, model):
         again = await fake.interaction("char create", {"name": "Other", "class": "bard"}, user="bob")
         [refusal] = await again.wait_followups(1, timeout=10)
         assert refusal["content"].startswith("You already play Bram") and refusal["flags"] & 64
+
+
+async def test_messages_a_crashed_bot_never_answered_are_reported_once_at_start_up(tmp_path, fake, model):
+    from engine.state import Message
+
+    cid = str(fake.channel("general").id)
+    async with Store.open(tmp_path / "bot.db") as store:  # the previous run: it took the message, then died
+        engine = Engine(Deps(store, {a: model for a in AgentType}, load_config(), CORPUS, rng=random.Random(3)))
+        await engine.start_game(cid)
+        await engine.create_character(cid, str(fake.user("alice").id), "Aria", "fighter")
+        session = await engine.session(cid)
+        store.instance = "a-process-that-is-gone"
+        await store.begin_turn(session.id, Message(channel_id=cid, author_id=str(fake.user("alice").id),
+                                                   author_name="alice", agent=AgentType.PLAYER,
+                                                   text="I pull the lever. @everyone look!"))
+        await store.begin_turn(session.id, Message(channel_id="terminal:terminal", author_id="local", author_name="me",
+                                                   agent=AgentType.PLAYER, text="Not Discord's to report."))
+    async with lorekeeper(tmp_path, fake, model) as bot:
+        [note] = await fake.wait_for("POST", rf"/channels/{cid}/messages")
+        assert "interrupted" in note.json["content"] and "“I pull the lever. @everyone look!”" in note.json["content"]
+        assert note.json["allowed_mentions"] == {"parse": []}
+        assert len(fake.calls("POST", r"/channels/\d+/messages")) == 1  # the terminal's message is left alone
+        session = await bot.engine.session(cid)
+        [kept] = [m for m in await bot.engine.deps.store.messages(session.id, include_failed=True)
+                  if m.text.startswith("I pull")]
+        assert kept.status == "interrupted"
+    async with lorekeeper(tmp_path, fake, model):
+        await asyncio.sleep(0.2)
+        assert len(fake.calls("POST", rf"/channels/{cid}/messages")) == 1  # reported once, not at every start

@@ -208,3 +208,29 @@ def test_a_database_path_that_is_a_directory_is_one_sentence(tmp_path, monkeypat
     done = subprocess.run([sys.executable, "-m", "bot.cli", "play", "--script", str(EXAMPLE)], env=env, cwd=tmp_path,
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "Cannot open the database" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_line_the_terminal_never_answered_is_reported_when_the_game_resumes(tmp_path, capsys):
+    import asyncio
+    import random
+
+    from engine import Deps, Engine, ScriptedModel, Store, load_config
+    from engine.state import AgentType, Message
+    from tests.conftest import CORPUS
+
+    async def crashed_run() -> None:
+        async with Store.open(tmp_path / "t.db") as store:
+            engine = Engine(Deps(store, {a: ScriptedModel() for a in AgentType}, load_config(), CORPUS, rng=random.Random(1)))
+            await engine.start_game("terminal:terminal")
+            await engine.create_character("terminal:terminal", "local", "Aria", "fighter")
+            session = await engine.session("terminal:terminal")
+            store.instance = "killed"  # as if the process that took the line had died
+            await store.begin_turn(session.id, Message(channel_id="terminal:terminal", author_id="local",
+                                                       author_name="me", agent=AgentType.PLAYER, text="I dive in."))
+
+    asyncio.run(crashed_run())
+    code, out, err = play(tmp_path, capsys, "--script", str(EXAMPLE), "--game", "terminal")
+    assert code == 0, err
+    assert "interrupted (the program stopped) before answering me: “I dive in.”" in " ".join(out.split())
+    code, out, err = play(tmp_path, capsys, "--script", str(EXAMPLE))
+    assert "interrupted" not in out  # once

@@ -1,0 +1,24 @@
+"""The engine and its store, built in one place for every front end, and drained when the front end stops."""
+
+from __future__ import annotations
+
+import random
+from contextlib import asynccontextmanager
+from typing import AsyncIterator, Mapping
+
+from engine import Deps, Engine, EngineConfig, ModelClient, Store
+from engine.state import AgentType
+
+from .settings import Settings
+
+
+@asynccontextmanager
+async def running_engine(settings: Settings, config: EngineConfig, models: Mapping[AgentType, ModelClient],
+                         rng: random.Random | None = None) -> AsyncIterator[Engine]:
+    """An Engine over the settings' database and corpus; background work (summaries) finishes before it closes."""
+    async with Store.open(settings.db) as store:
+        engine = Engine(Deps(store, models, config, settings.corpus, rng=rng or random.Random()))
+        try:
+            yield engine
+        finally:
+            await engine.drain()  # a summary still being written is kept, not cut off
