@@ -29,6 +29,7 @@ from .state import AgentType, GameState, Message, utcnow
 
 log = structlog.get_logger(__name__)
 
+_OURS: set[str] = set()  # instance ids of the stores this process opened
 HEARTBEAT = 15.0  # seconds between a process's signs of life in the instances table
 STALE_AFTER = 60.0  # seconds without one before its pending turns count as interrupted
 
@@ -161,6 +162,7 @@ class Store:
         self.path = path
         self._write = asyncio.Lock()
         self.instance = uuid.uuid4().hex  # this process's (this store's) id, on the turns it answers
+        _OURS.add(self.instance)
         self._heartbeat: asyncio.Task[None] | None = None
 
     @classmethod
@@ -491,6 +493,10 @@ def _alive(row: aiosqlite.Row) -> bool:
     if datetime.fromisoformat(row["heartbeat_at"]) < utcnow() - timedelta(seconds=STALE_AFTER):
         return False
     if row["host"] == socket.gethostname():
+        if row["pid"] == os.getpid():
+            # Our own pid: one of this process's stores, or an earlier process that had the same pid (in a
+            # container the bot is often pid 1 at every start).
+            return row["instance"] in _OURS
         try:
             os.kill(row["pid"], 0)
         except ProcessLookupError:

@@ -260,3 +260,29 @@ async def test_a_message_in_flight_survives_a_kill_and_is_reported_at_start_up(t
         [kept] = [m for m in await store.messages(session.id, include_failed=True) if m.agent is AgentType.PLAYER]
         assert kept.status == "interrupted"
         assert [m for m in await store.messages(session.id) if m.agent is AgentType.PLAYER] == []  # not history
+
+
+async def test_an_earlier_process_with_our_pid_is_not_taken_for_us(tmp_path):
+    """In a container the bot is pid 1 at every start: the last run's pending turn must still count as interrupted."""
+    from engine.state import Message
+    from engine.store import utcnow
+
+    async with Store.open(tmp_path / "g.db") as store:
+        engine = Engine(Deps(store, {a: ScriptedModel() for a in AgentType}, load_config(), CORPUS))
+        await engine.start_game("c1")
+        session = await engine.session("c1")
+        now = utcnow().isoformat()
+        async with store.transaction() as db:  # the last run: same host, same pid, fresh heartbeat, other id
+            await db.execute("INSERT INTO instances (id, host, pid, started_at, heartbeat_at) VALUES (?, ?, ?, ?, ?)",
+                             ("last-run", __import__("socket").gethostname(), os.getpid(), now, now))
+        store.instance, mine = "last-run", store.instance
+        await store.begin_turn(session.id, Message(channel_id="c1", author_id="u1", author_name="a",
+                                                   agent=AgentType.PLAYER, text="Lost?"))
+        store.instance = mine
+        [lost] = await store.recover_interrupted()
+        assert lost.text == "Lost?"
+        # While a turn of this very process's store is pending, it is not interrupted.
+        await store.begin_turn(session.id, Message(channel_id="c1", author_id="u1", author_name="a",
+                                                   agent=AgentType.PLAYER, text="In flight."))
+        async with Store.open(tmp_path / "g.db") as beside:
+            assert await beside.recover_interrupted() == []
