@@ -57,3 +57,21 @@ async def test_a_new_stage_is_one_function_in_the_list(table, monkeypatch):
     monkeypatch.setattr(turn, "STAGES", tuple(stages))
     await table.turn("I look around.", "Gulls.")
     assert seen == [(AgentType.NARRATIVE, True, "")]
+
+
+def test_every_agent_is_declared_once_and_everything_reads_that_list(tmp_path):
+    from engine.agents import AGENTS
+    from engine.config import load_config
+    from engine.errors import ConfigError
+
+    assert set(AGENTS) == set(AgentType) - {AgentType.PLAYER}
+    config = load_config()
+    for agent, entry in AGENTS.items():
+        settings = config.agent(agent)
+        assert settings.max_tokens > 0 and (entry.speaks or entry.history == "none")
+    bad = tmp_path / "c.toml"
+    bad.write_text("[agents.oracle]\ntemperature = 0.5\n")
+    with pytest.raises(ConfigError) as refused:
+        load_config(bad)
+    assert "unknown agent(s) oracle" in refused.value.message
+    assert all(a.value in refused.value.message for a in AGENTS)  # the message is built from the list
