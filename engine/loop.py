@@ -201,7 +201,7 @@ async def _generate(model: ModelClient, request: ModelRequest, run: AgentRun, fi
 
 async def _read_stream(model: ModelClient, request: ModelRequest, finishing: bool) -> Generation:
     """Stream until the first tag event (finishing: until an invented observation or the end, tags stripped)."""
-    scanner = TagScanner(TOOLS)
+    scanner = TagScanner(TOOLS, calls=not finishing)  # finishing: tags are only hidden, so no call is built
     event: TagEvent | None = None
     completion: Completion | None = None
     early: Usage | None = None

@@ -16,6 +16,7 @@ from typing import Collection, Literal
 MAX_OPEN_TAG = 400  # characters from '<' to '>' before an open tag is judged malformed (or, unknown, prose)
 MAX_BODY = 4000  # characters of body before a tool tag is judged unclosed
 MAX_WRAPPER = 400  # an unknown element closed within this many characters is a tool attempt; longer, it wraps prose
+_DEFER = 128  # characters of text read at once while a tag is still arriving, rather than at every chunk
 MAX_PENDING = 8  # unknown elements open at once that may still turn out to be tool attempts
 
 Kind = Literal["call", "malformed", "unclosed", "observation"]
@@ -137,7 +138,7 @@ class TagScanner:
     `resume()` goes on past it (the events after it come from the next `feed`, `advance` or `finish`).
     """
 
-    def __init__(self, tool_names: Collection[str], *, hide_observations: bool = False) -> None:
+    def __init__(self, tool_names: Collection[str], *, hide_observations: bool = False, calls: bool = True) -> None:
         self.tools = frozenset(tool_names)
         self._master = _master_pattern(self.tools)
         self._kinds: dict[str, int] = {}
@@ -158,7 +159,8 @@ class TagScanner:
         self._in_observation = False
         self._out: list[str] = []
         self._collect: list[TagEvent] | None = None  # when reading on past events: where they go
-        self._silent = False  # only the prose is wanted: calls need not be built
+        self._silent = not calls  # only the prose (and invented observations) wanted: calls are not built
+        self._waiting = False  # the last read stopped at a tag still arriving
 
     # -- the public surface ---------------------------------------------------------------------------------------
 
@@ -180,6 +182,12 @@ class TagScanner:
             self._out.append(chunk)  # plain prose after everything read: nothing to decide
             self._pos += len(chunk)
             self._base, self._work = self._pos, ""
+            return None
+        if (self._waiting and ">" not in chunk and not self._paused
+                and self._base + len(self._work) - self._pos < _DEFER):
+            # Waiting for a tag to finish, and no '>' came: nothing is decided until one does, or until enough text
+            # piles up to settle it otherwise (too long, prose, an invented observation). Read it then, once.
+            self._work += chunk
             return None
         keep = self._pos
         if self._body is not None:
@@ -233,6 +241,7 @@ class TagScanner:
     # -- the lexer ------------------------------------------------------------------------------------------------
 
     def _run(self) -> TagEvent | None:
+        self._waiting = False
         work, base, out = self._work, self._base, self._out
         match, kinds = self._master.match, self._kinds
         n = len(work)
@@ -242,9 +251,11 @@ class TagScanner:
             if m is None:
                 if (not self._final and n - pos <= MAX_OPEN_TAG and _PARTIAL.match(work, pos) is not None
                         and work[pos:pos + len(OBSERVATION)].lower() != OBSERVATION):
+                    self._waiting = True
                     return None  # a tag still arriving: wait for more text
                 event = self._examine(pos + base)
                 if event is _WAIT:
+                    self._waiting = True
                     return None
             else:
                 end = m.end()
@@ -590,8 +601,7 @@ def finalize(prose: str) -> str:
 
 def visible_text(prose: str, tool_names: Collection[str] = ()) -> str:
     """What players see of an agent's text: no tool tags, thinking, observations or pings; markdown, not HTML."""
-    scanner = TagScanner(tool_names, hide_observations=True)
-    scanner._silent = True
+    scanner = TagScanner(tool_names, hide_observations=True, calls=False)
     scanner.feed(prose)
     scanner.finish()
     scanner.events()
