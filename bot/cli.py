@@ -7,9 +7,10 @@ import asyncio
 import getpass
 import random
 import sys
+import textwrap
 from pathlib import Path
 
-from engine import GameError, ModelClient, ScriptedModel, load_config
+from engine import ConfigError, GameError, ModelClient, ScriptedModel, load_config
 from engine.providers import build_models, check_models
 from engine.state import AgentType
 
@@ -32,7 +33,49 @@ def parser() -> argparse.ArgumentParser:
     play.add_argument("--seed", type=int, help="seed for a new game's dice, to replay a session exactly")
     bot = sub.add_parser("bot", help="run the Discord bot", description="Run the Discord bot (settings: .env.example).")
     bot.add_argument("--db", type=Path, help="database file (default: LOREKEEPER_DB or data/lorekeeper.db)")
+    lore = sub.add_parser("lore", help="build and search the lore index",
+                          description="The lore the agents consult: Markdown, text and PDF files under the corpus.")
+    lore_sub = lore.add_subparsers(dest="lore_command", required=True)
+    ingest = lore_sub.add_parser("ingest", help="index the corpus (only files that changed are embedded again)")
+    ingest.add_argument("path", nargs="?", type=Path, help="corpus folder (default: LOREKEEPER_CORPUS or corpus/)")
+    search = lore_sub.add_parser("search", help="the ranked passages for a query, as the agents get them")
+    search.add_argument("query", nargs="+")
+    search.add_argument("--k", type=int, default=5, help="how many passages (default 5)")
+    search.add_argument("--scope", choices=["adventure", "world"], help="only this scope")
+    search.add_argument("--gm", action="store_true", help="include GM-only sections")
+    search.add_argument("--json", action="store_true", help="a JSON list of objects (source, heading, slice, text, score, ...)")
     return top
+
+
+def run_lore(args: argparse.Namespace) -> None:
+    import json
+
+    from engine.lore.index import LoreIndex  # chromadb and the embedding model load only for this command
+
+    settings = load_settings()
+    configure_logging(settings.log_level)
+    index = LoreIndex(settings.lore_path, chroma_host=settings.chroma_host)
+    if args.lore_command == "ingest":
+        corpus = args.path or settings.corpus
+        if not corpus.is_dir():
+            raise ConfigError(f"The corpus folder {corpus} does not exist.")
+        report = index.ingest(corpus, progress=sys.stderr.isatty())
+        print(report.summary())
+        return
+    if not 1 <= args.k <= 100:
+        raise ConfigError("--k is between 1 and 100.")
+    if not len(index):
+        raise ConfigError("The lore index is empty: run `lorekeeper lore ingest` first.")
+    hits = index.search(" ".join(args.query), args.k, scope=args.scope, gm=args.gm)
+    if args.json:
+        print(json.dumps([h.as_dict() for h in hits], ensure_ascii=False, indent=2))
+        return
+    if not hits:
+        print("Nothing relevant found.")
+    for n, hit in enumerate(hits, 1):
+        flag = " (GM only)" if hit.chunk.gm_only else ""
+        print(f"[{n}] {hit.chunk.heading}{flag}  score {hit.score:.4f}\n    {hit.chunk.address}  ({hit.chunk.source}, chunk {hit.chunk.id})")
+        print(textwrap.indent(textwrap.shorten(hit.chunk.text, 400), "    "))
 
 
 async def run_discord(args: argparse.Namespace) -> None:
@@ -81,6 +124,8 @@ def main(argv: list[str] | None = None) -> int:
             asyncio.run(run_play(args))
         elif args.command == "bot":
             asyncio.run(run_discord(args))
+        elif args.command == "lore":
+            run_lore(args)
     except GameError as exc:
         print(f"lorekeeper: {exc.message}", file=sys.stderr)
         return 2

@@ -27,6 +27,8 @@ class Settings(BaseSettings):
     db: Path = Path("data/lorekeeper.db")
     config: Path | None = None
     corpus: Path = REPO_CORPUS
+    lore_dir: Path | None = None  # default: "lore" beside the database
+    chroma_host: str | None = Field(None, validation_alias="CHROMA_HOST")
     log_level: str = "warning"
     anthropic_api_key: SecretStr | None = Field(None, validation_alias="ANTHROPIC_API_KEY")
     anthropic_base_url: str | None = Field(None, validation_alias="ANTHROPIC_BASE_URL")
@@ -55,6 +57,22 @@ class Settings(BaseSettings):
         if problem:
             raise ValueError(f"'{value}' is not a usable URL ({problem}); write it like http://localhost:8080/v1")
         return value
+
+    @field_validator("chroma_host")
+    @classmethod
+    def _a_host(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        host, sep, port = value.strip().removeprefix("http://").rstrip("/").rpartition(":")
+        if not sep:
+            host, port = port, "8000"
+        if not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise ValueError(f"'{value}' is not host:port (e.g. localhost:8000)")
+        return f"{host}:{port}"
+
+    @property
+    def lore_path(self) -> Path:
+        return self.lore_dir if self.lore_dir is not None else self.db.parent / "lore"
 
     def provider_keys(self) -> ProviderKeys:
         return ProviderKeys(

