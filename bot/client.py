@@ -11,6 +11,7 @@ import structlog
 from discord.ext import commands
 
 from engine import Engine
+from engine.lore.retrieval import sources_line
 from engine.turn import TurnResult, interrupted_notice
 
 from .render import NO_PINGS, combat_embed
@@ -110,6 +111,8 @@ class LorekeeperBot(commands.Bot):
                        reply_to: discord.Message | None, action: str, user: discord.abc.User) -> None:
         pieces = split_message(result.reply)
         mechanics = result.mechanics()
+        if result.sources and await self.engine.show_sources(str(channel.id)):
+            mechanics.append(f"📜 {sources_line(result.sources)}")
         if mechanics:
             footer = "\n".join(f"-# {line}" for line in mechanics)
             if len(pieces[-1]) + len(footer) + 1 <= 2000:

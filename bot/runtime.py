@@ -7,6 +7,7 @@ from contextlib import asynccontextmanager
 from typing import AsyncIterator, Mapping
 
 from engine import Deps, Engine, EngineConfig, ModelClient, Store
+from engine.lore.index import LoreIndex
 from engine.state import AgentType
 
 from .settings import Settings
@@ -17,7 +18,9 @@ async def running_engine(settings: Settings, config: EngineConfig, models: Mappi
                          rng: random.Random | None = None) -> AsyncIterator[Engine]:
     """An Engine over the settings' database and corpus; background work (summaries) finishes before it closes."""
     async with Store.open(settings.db) as store:
-        engine = Engine(Deps(store, models, config, settings.corpus, rng=rng or random.Random()))
+        # The lore index opens cheaply (its chunk list and BM25); Chroma and the embedding model load at first search.
+        lore = LoreIndex(settings.lore_path, chroma_host=settings.chroma_host)
+        engine = Engine(Deps(store, models, config, settings.corpus, lore=lore, rng=rng or random.Random()))
         try:
             yield engine
         finally:

@@ -20,13 +20,15 @@ from engine.state import AgentType, GameState
 from engine.tools.character import character_sheet
 from engine.tools.combat import tracker
 from engine.tools.quests import quest_line
+from engine.lore.retrieval import sources_line
 from engine.turn import interrupted_notice
 
 HELP = """Type what your character does, or @Name to speak to someone here. Commands:
   /roll 2d6          roll dice           /sheet        your character sheet
   /inventory         what you carry      /quests       the quest log
   /rest short|long   rest                /status       where you are, the party, any combat
-  /help              this help           /quit         save and leave (the game is kept)"""
+  /sources on|off    name the lore used  /help         this help
+  /quit              save and leave (the game is kept)"""
 
 
 class ScriptCharacter(BaseModel):
@@ -72,7 +74,8 @@ class Terminal:
 
     def __post_init__(self) -> None:
         self.commands = {"/roll": self.cmd_roll, "/sheet": self.cmd_sheet, "/inventory": self.cmd_inventory,
-                         "/quests": self.cmd_quests, "/rest": self.cmd_rest, "/status": self.cmd_status, "/help": self.cmd_help}
+                         "/quests": self.cmd_quests, "/rest": self.cmd_rest, "/status": self.cmd_status, "/help": self.cmd_help,
+                         "/sources": self.cmd_sources}
 
     async def open(self, adventure: str | None) -> None:
         """Resume this terminal's game, or start one."""
@@ -139,6 +142,8 @@ class Terminal:
                 self.out(f"\n{speaker}:\n{wrap(result.reply, '  ')}")
                 for line in result.mechanics():
                     self.out(wrap(line, "    "))
+                if result.sources and await self.engine.show_sources(self.channel):
+                    self.out(wrap(sources_line(result.sources), "    "))
                 self.out("")
         except GameError as exc:
             self.out(wrap(exc.message))
@@ -173,6 +178,14 @@ class Terminal:
         self.out(wrap(f"{loc.name}. Party: {party}. Here: {here}."))
         if state.combat.active:
             self.out(wrap(tracker(state)))
+
+    async def cmd_sources(self, mode: str) -> None:
+        if mode.lower() not in ("on", "off"):
+            shown = await self.engine.show_sources(self.channel)
+            self.out(f"The Sources line is {'on' if shown else 'off'}: /sources on or /sources off.")
+            return
+        await self.engine.set_sources(self.channel, mode.lower() == "on")
+        self.out(f"The Sources line is {mode.lower()}.")
 
     async def cmd_help(self, _: str) -> None:
         self.out(HELP)

@@ -34,8 +34,23 @@ class TurnSettings(Model):
     generation_timeout: float = Field(180.0, ge=5, le=3600)  # seconds one model generation may take in all
 
 
+class LoreSettings(Model):
+    enabled: bool = True  # passages from the lore index enter each turn's context (when an index exists)
+    passages: int = Field(4, ge=1, le=12)  # at most this many passages a turn
+    min_similarity: float = Field(0.35, ge=0, le=1)  # a passage this close to the query (cosine) counts as relevant
+    min_bm25: float = Field(4.0, ge=0)  # or one whose keyword score reaches this
+    passage_tokens: int = Field(220, ge=40, le=2000)  # each passage is cut (at a sentence) to about this many tokens
+    sources: bool = True  # players see a "Sources" line under replies that cite lore (channels may switch it)
+    max_calls_per_turn: int = Field(2, ge=0, le=20)  # get_lore_slice / search_lore calls a turn may make
+    max_return_tokens: int = Field(350, ge=80, le=4000)  # a slice is compacted to at most this many tokens
+    min_tokens: int = Field(80, ge=20, le=1000)  # and never below this many
+    cache_ttl_s: int = Field(3600, ge=0, le=86_400)
+    turn_token_budget: int = Field(1500, ge=100, le=20_000)  # lore tokens one turn may take in all
+
+
 class EngineConfig(Model):
     turn: TurnSettings = Field(default_factory=TurnSettings)
+    lore: LoreSettings = Field(default_factory=LoreSettings)
     agents: dict[AgentType, AgentSettings] = Field(default_factory=dict)
 
     def agent(self, agent: AgentType) -> AgentSettings:
@@ -68,7 +83,7 @@ def load_config(path: Path | None = None) -> EngineConfig:
     raw = _read(DEFAULT_CONFIG)
     if path is not None:
         raw = _merge(raw, _read(path))
-    for table in ("turn", "agents"):
+    for table in ("turn", "lore", "agents"):
         if not isinstance(raw.get(table, {}), dict):
             raise ConfigError(f"Config file {path}: [{table}] must be a table of settings, not a single value.")
     unknown = set(raw.get("agents", {})) - {a.value for a in AGENTS}

@@ -15,6 +15,7 @@ from .state import NPC, Encounter, GameState, Location, Model, Party, Quest
 class Adventure(Model):
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
     title: str
+    world: str | None = Field(None, pattern=r"^[a-z0-9][a-z0-9-]*$")  # corpus/world/<world>/ holds its world lore
     summary: str = ""
     intro: str
     start_location: str
@@ -61,6 +62,7 @@ class Adventure(Model):
         return GameState(
             adventure_id=self.id,
             title=self.title,
+            world=self.world,
             seed=seed,
             current_location=self.start_location,
             party=Party(),

@@ -19,6 +19,7 @@ from .content import find_adventure
 from .context import speaker_label
 from .dice import Roll, roll as roll_dice
 from .errors import BadInput, GameAlreadyRunning, NoCharacter, NoGameRunning, StaleSession, ToolError
+from .lore.index import LoreIndex
 from .models import ModelClient, ModelRequest
 from .orchestrator import Route
 from .state import AgentType, Character, GameState, Message
@@ -44,6 +45,7 @@ class Deps:
     models: Mapping[AgentType, ModelClient]
     config: EngineConfig
     corpus_dir: Path
+    lore: LoreIndex | None = None  # the lore index, when there is one (`lorekeeper lore ingest`)
     rng: random.Random = field(default_factory=random.Random)  # new sessions' seeds and table rolls
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
 
@@ -217,6 +219,14 @@ class Engine:
 
     async def set_debug(self, channel_id: str, on: bool) -> None:
         await self.deps.store.set_debug(channel_id, on)
+
+    async def show_sources(self, channel_id: str) -> bool:
+        """Whether replies here get a "Sources" line naming the lore they cited."""
+        chosen = await self.deps.store.sources(channel_id)
+        return self.deps.config.lore.sources if chosen is None else chosen
+
+    async def set_sources(self, channel_id: str, on: bool) -> None:
+        await self.deps.store.set_sources(channel_id, on)
 
     async def telemetry(self, channel_id: str) -> dict:
         return await self.deps.store.telemetry((await self.session(channel_id)).id)

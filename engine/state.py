@@ -201,6 +201,7 @@ class Combat(Model):
 class GameState(Model):
     adventure_id: str
     title: str
+    world: str | None = None  # the world lore (corpus/world/<ref>) the adventure is set in
     seed: int
     turn: NonNegativeInt = 0
     current_location: str

@@ -118,10 +118,18 @@ async def _m3_versions_and_pending_turns(db: aiosqlite.Connection) -> None:
     """)
 
 
+async def _m4_sources_setting(db: aiosqlite.Connection) -> None:
+    await _run_script(db, """
+        ALTER TABLE channel_settings ADD COLUMN sources INTEGER;  -- NULL: the config's default
+        ALTER TABLE turns ADD COLUMN sources TEXT NOT NULL DEFAULT '[]'
+    """)
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[aiosqlite.Connection], Any]]] = [
     (1, "initial", _m1_initial),
     (2, "channel_settings", _m2_channel_settings),
     (3, "versions_and_pending_turns", _m3_versions_and_pending_turns),
+    (4, "sources_setting", _m4_sources_setting),
 ]
 
 
@@ -143,6 +151,7 @@ class TurnRecord:
     started_at: datetime
     error: str | None = None
     model_calls: list[dict[str, Any]] = field(default_factory=list)
+    sources: list[str] = field(default_factory=list)  # chunk ids of the lore the reply cited
 
 
 @dataclass
@@ -394,10 +403,10 @@ class Store:
 
     async def _insert_turn(self, db: aiosqlite.Connection, session_id: int, t: TurnRecord) -> int:
         cur = await db.execute(
-            "INSERT INTO turns (session_id, seq, agent, npc_id, status, seed, error, model_calls, started_at, finished_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO turns (session_id, seq, agent, npc_id, status, seed, error, model_calls, started_at, finished_at, "
+            "sources) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (session_id, t.seq, t.agent.value, t.npc_id, t.status, t.seed, t.error, json.dumps(t.model_calls),
-             t.started_at.isoformat(), utcnow().isoformat()))
+             t.started_at.isoformat(), utcnow().isoformat(), json.dumps(t.sources)))
         return cur.lastrowid or 0
 
     async def _insert_message(self, db: aiosqlite.Connection, session_id: int, m: Message) -> int:
@@ -428,7 +437,7 @@ class Store:
     async def turns(self, session_id: int) -> list[dict[str, Any]]:
         async with self.db.execute("SELECT * FROM turns WHERE session_id = ? ORDER BY id", (session_id,)) as cur:
             rows = await cur.fetchall()
-        return [dict(r) | {"model_calls": json.loads(r["model_calls"])} for r in rows]
+        return [dict(r) | {"model_calls": json.loads(r["model_calls"]), "sources": json.loads(r["sources"])} for r in rows]
 
     async def tool_calls(self, turn_id: int) -> list[ToolCallRow]:
         async with self.db.execute("SELECT * FROM tool_calls WHERE turn_id = ? ORDER BY seq", (turn_id,)) as cur:
@@ -440,6 +449,17 @@ class Store:
         async with self.db.execute("SELECT debug FROM channel_settings WHERE channel_id = ?", (channel_id,)) as cur:
             row = await cur.fetchone()
         return bool(row and row[0])
+
+    async def sources(self, channel_id: str) -> bool | None:
+        """Whether this channel shows a "Sources" line under replies; None: the config's default."""
+        async with self.db.execute("SELECT sources FROM channel_settings WHERE channel_id = ?", (channel_id,)) as cur:
+            row = await cur.fetchone()
+        return None if row is None or row[0] is None else bool(row[0])
+
+    async def set_sources(self, channel_id: str, on: bool) -> None:
+        async with self.transaction() as db:
+            await db.execute("INSERT INTO channel_settings (channel_id, debug, sources) VALUES (?, 0, ?) "
+                             "ON CONFLICT(channel_id) DO UPDATE SET sources = excluded.sources", (channel_id, int(on)))
 
     async def set_debug(self, channel_id: str, on: bool) -> None:
         async with self.transaction() as db:

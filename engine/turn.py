@@ -1,4 +1,4 @@
-"""One player's turn as a short list of stages: check → begin → context → run → commit.
+"""One player's turn as a short list of stages: check → begin → lore → context → run → citations → commit.
 
 Each stage is a plain async function of the turn's working data and the engine's Deps; a new stage (a referee,
 a planner, a verifier) is one function here and one line in STAGES. Whatever fails, the saved game stays as it
@@ -19,6 +19,8 @@ from .agents import system_prompt
 from .context import game_context, history_messages, visible_history
 from .errors import BadInput, GameError, ModelError, NoCharacter, NoGameRunning, ProviderConfigError, StaleSession, TurnFailed
 from .loop import AgentRun, Limits, ModelCall, run_agent
+from .lore.index import Hit
+from .lore.retrieval import Source, cite, context_block, passages_for
 from .models import ModelRequest
 from .orchestrator import Route, route
 from .state import NPC, AgentType, GameState, Message, utcnow
@@ -58,6 +60,9 @@ class Turn:
     player: Message | None = None
     hints: list[Suggestion] = field(default_factory=list)
     request: ModelRequest | None = None
+    passages: list[Hit] = field(default_factory=list)  # lore the agent may cite, numbered from 1
+    lore_checked: bool = False  # whether the lore index was consulted (so silence means "nothing relevant")
+    sources: list[Source] = field(default_factory=list)  # the passages the reply cited
     run: AgentRun = field(default_factory=AgentRun)
     record: TurnRecord | None = None
     reply: str = ""
@@ -74,6 +79,7 @@ class TurnResult:
     turn_id: int
     state: GameState
     request: ModelRequest
+    sources: list[Source] = field(default_factory=list)  # lore the reply cited, for a "Sources" line
 
     def mechanics(self) -> list[str]:
         """What players may see of the turn's tools: dice, and the first sentence of each change (no GM notes)."""
@@ -142,6 +148,21 @@ async def begin(turn: Turn, deps: Deps) -> None:
                              started_at=utcnow())
 
 
+async def lore(turn: Turn, deps: Deps) -> None:
+    """Public lore passages relevant to the message and the scene, for the agent to cite (no index: none)."""
+    settings = deps.config.lore
+    turn.passages, turn.lore_checked = [], False
+    if deps.lore is None or not settings.enabled or not len(deps.lore) or turn.route is None:
+        return
+    if turn.route.agent not in (AgentType.NARRATIVE, AgentType.COMBAT, AgentType.NPC):
+        return
+    try:
+        turn.passages = await passages_for(deps.lore, settings, turn.session.state, turn.text, turn.route.npc)
+        turn.lore_checked = True
+    except Exception as exc:  # the turn goes on without lore rather than failing: say so in the log
+        log.warning("lore_search_failed", channel_id=turn.session.channel_id, error=f"{type(exc).__name__}: {exc}")
+
+
 async def context(turn: Turn, deps: Deps) -> None:
     """What the agent is told: its system prompt, the state as it may know it, the history it witnessed, hints."""
     state, chosen, cfg = turn.session.state, turn.route, deps.config
@@ -157,6 +178,7 @@ async def context(turn: Turn, deps: Deps) -> None:
     turn.request = ModelRequest(
         agent=chosen.agent, model=settings.model, system=system_prompt(chosen.agent, chosen.npc),
         context="\n\n".join(filter(None, [game_context(state, chosen.agent, turn.author_id, chosen.npc),
+                                          context_block(turn.passages) if turn.lore_checked else "",
                                           format_suggestions(turn.hints)])),
         messages=history_messages([*seen, turn.player], chosen.agent, npc_id, state), stop=stop,
         temperature=settings.temperature, max_tokens=settings.max_tokens)
@@ -174,11 +196,19 @@ async def run(turn: Turn, deps: Deps) -> None:
         raise ModelError("the model's reply was empty once tags and thinking were removed")
 
 
+async def citations(turn: Turn, deps: Deps) -> None:
+    """The reply players read has no [n] markers; the passages it cited become its sources."""
+    turn.reply, turn.sources = cite(turn.reply, turn.passages)
+    if not turn.reply.strip():
+        raise ModelError("the model's reply held nothing but citations")
+
+
 async def commit(turn: Turn, deps: Deps) -> None:
     """The player's message, the reply, every state change and the tool log, in one write, if nobody wrote first."""
     assert turn.work is not None and turn.route is not None and turn.player is not None and turn.record is not None
     turn.work.turn = turn.seq
     turn.record.model_calls = [asdict(c) for c in turn.run.model_calls]
+    turn.record.sources = [s.chunk_id for s in turn.sources]
     speaker = turn.route.npc
     answer = Message(channel_id=turn.session.channel_id, author_id=f"npc:{speaker.id}" if speaker else NARRATOR_ID,
                      author_name=speaker.name if speaker else "Narrator", agent=turn.route.agent,
@@ -188,7 +218,7 @@ async def commit(turn: Turn, deps: Deps) -> None:
 
 
 Stage = Callable[[Turn, "Deps"], Awaitable[None]]
-STAGES: tuple[Stage, ...] = (checks, begin, context, run, commit)
+STAGES: tuple[Stage, ...] = (checks, begin, lore, context, run, citations, commit)
 
 
 # -- playing the stages ----------------------------------------------------------------------------------------------
@@ -219,7 +249,7 @@ async def play(turn: Turn, deps: Deps) -> TurnResult:
              npc=turn.route.npc.id if turn.route.npc else None, tools=len(turn.run.calls))
     npc = turn.work.npcs.get(turn.route.npc.id) if turn.route.npc else None
     return TurnResult(turn.reply, turn.route.agent, npc, turn.run.calls, turn.run.model_calls, turn.turn_id, turn.work,
-                      turn.request)
+                      turn.request, turn.sources)
 
 
 async def _failed(turn: Turn, deps: Deps, exc: BaseException) -> GameError:

@@ -236,7 +236,12 @@ async def test_admin_check_and_commands(bot):
     assert '"turns": 1' in i.response.sent.texts()[0]
     i = interaction(bot)
     await admin_cog.reload_corpus.callback(admin_cog, i)
-    assert i.response.sent.texts()[0] == "✅ saltmere-lantern: The Drowned Lantern of Saltmere"
+    assert i.response.deferred is not None  # re-indexing lore may take longer than Discord waits
+    assert i.followup.sent.texts()[0] == "✅ saltmere-lantern: The Drowned Lantern of Saltmere"
+    i = interaction(bot)
+    assert await bot.engine.show_sources(CHANNEL)  # the config's default
+    await admin_cog.sources.callback(admin_cog, i, "off")
+    assert not await bot.engine.show_sources(CHANNEL) and i.response.sent.texts() == ["The Sources line is off in this channel."]
     i = interaction(bot)
     await admin_cog.reset.callback(admin_cog, i)
     with pytest.raises(Exception, match="No game is running"):

@@ -157,7 +157,8 @@ def test_reingesting_embeds_only_changed_files_and_drops_deleted_ones(tmp_path, 
     changed = index.ingest(corpus)
     assert changed.changed == ["adventures/saltmere/lore/town.md"] and changed.removed == ["world/coast/notes.txt"]
     assert changed.chunks_embedded == 5 and changed.chunks_removed == 1  # town.md's sections with text, the notes
-    assert index._connect().count() == changed.chunks_total == len(index)
+    stored = index._stored_counts({("adventure", "saltmere"), ("world", "coast")})
+    assert sum(stored.values()) == changed.chunks_total == len(index)
     assert index.search("Kelp Porter ale")[0].chunk.slice == "saltmere.the-brine-cup"
     assert all(h.chunk.source != "world/coast/notes.txt" for h in index.search("gulls nest on Gannet Rock", k=20, gm=True))
     reopened = LoreIndex(tmp_path / "lore", embedder=embedder)  # the manifest and Chroma survive a restart
@@ -165,10 +166,11 @@ def test_reingesting_embeds_only_changed_files_and_drops_deleted_ones(tmp_path, 
 
 
 def test_an_index_whose_vectors_were_lost_is_rebuilt_whole(tmp_path, embedder, corpus, index):
-    collection = index._connect()
+    collection = index._collection("adventure", "saltmere")
     collection.delete(ids=collection.get(include=[])["ids"][:3])  # as if a Chroma server was reset in part
     report = index.ingest(corpus)
-    assert report.chunks_embedded == report.chunks_total and collection.count() == report.chunks_total
+    stored = index._stored_counts({("adventure", "saltmere"), ("world", "coast")})
+    assert report.chunks_embedded == report.chunks_total == sum(stored.values())
 
 
 def test_gm_only_lore_is_found_only_by_a_search_that_asks_for_it(index):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 from typing import Literal
@@ -61,6 +62,13 @@ class AdminCog(commands.GroupCog, group_name="gm-admin", group_description="Game
         await self.bot.engine.set_debug(str(interaction.channel_id), mode == "on")
         await self._say(interaction, f"Debug output is {mode} in this channel.")
 
+    @app_commands.command(name="sources")
+    @app_commands.describe(mode="on: a line under replies naming the lore they drew on")
+    async def sources(self, interaction: discord.Interaction, mode: Literal["on", "off"]) -> None:
+        """Show or hide the "Sources" line under replies in this channel."""
+        await self.bot.engine.set_sources(str(interaction.channel_id), mode == "on")
+        await self._say(interaction, f"The Sources line is {mode} in this channel.")
+
     @app_commands.command(name="state")
     async def state(self, interaction: discord.Interaction) -> None:
         """This channel's game state, as JSON."""
@@ -107,7 +115,8 @@ class AdminCog(commands.GroupCog, group_name="gm-admin", group_description="Game
 
     @app_commands.command(name="reload-corpus")
     async def reload_corpus(self, interaction: discord.Interaction) -> None:
-        """Re-read every adventure file and report any problem (new games use the files as they are now)."""
+        """Re-read every adventure file and re-index the lore (only changed files), reporting any problem."""
+        await interaction.response.defer(ephemeral=True, thinking=True)  # embedding new lore takes a while
         lines = []
         for adventure_id, path in list_adventures(self.bot.settings.corpus).items():
             try:
@@ -115,7 +124,21 @@ class AdminCog(commands.GroupCog, group_name="gm-admin", group_description="Game
                 lines.append(f"✅ {adventure_id}: {adventure.title}")
             except GameError as exc:
                 lines.append(f"❌ {adventure_id}: {exc.message}")
-        await self._say(interaction, "\n".join(lines) or f"No adventures under {self.bot.settings.corpus}.", "corpus.txt")
+        if not lines:
+            lines.append(f"No adventures under {self.bot.settings.corpus}.")
+        lore = self.bot.engine.deps.lore
+        if lore is not None:
+            try:
+                report = await asyncio.to_thread(lore.ingest, self.bot.settings.corpus)
+                lines += ["", "Lore: " + report.summary()]
+            except GameError as exc:
+                lines += ["", f"❌ Lore: {exc.message}"]
+        text = "\n".join(lines)
+        if len(text) <= INLINE_LIMIT:
+            await interaction.followup.send(text, ephemeral=True, allowed_mentions=NO_PINGS)
+        else:
+            await interaction.followup.send(f"Attached ({len(text)} characters).", file=as_file(text, "corpus.txt"),
+                                            ephemeral=True)
 
     @app_commands.command(name="sync")
     @app_commands.describe(scope="guild: this server now; global: every server (can take a while to show)")

@@ -29,7 +29,7 @@ class MiniLM(Embedder):
     name = "all-MiniLM-L6-v2-onnx-int8"
     dim = 384
 
-    def __init__(self, max_tokens: int = 128, batch: int = 32, threads: int = 0) -> None:
+    def __init__(self, max_tokens: int = 256, batch: int = 32, threads: int = 0) -> None:
         self.max_tokens, self.batch, self.threads = max_tokens, batch, threads
         self._session = None
         self._tokenizer = None

@@ -1,13 +1,13 @@
-"""The lore index: chunks in a Chroma collection (vectors) and a BM25 index (words), searched together.
+"""The lore index: chunks in Chroma (vectors, a collection per scope and ref) and BM25 (words), searched together.
 
 Chroma runs embedded (`PersistentClient` under the lore directory) or as a server (`HttpClient`, for several
 processes or machines). Beside it, `chunks.json` keeps every chunk's text and metadata and each file's content
 hash: re-ingesting embeds only files whose hash changed, and drops the chunks of files that are gone. BM25 is
 rebuilt from it in memory when the index opens (well under a second for thousands of chunks).
 
-Search fuses the two rankings (weighted reciprocal rank fusion, plus a bonus when the query names a slice's
-heading) and filters by scope, ref and visibility in code: GM-only lore never reaches a search that did not ask
-for it.
+Search fuses the two rankings (both scores scaled to 0..1 over the query's candidates, then added; reciprocal
+rank fusion is the alternative) and filters by scope, ref and visibility in code: GM-only lore never reaches a
+search that did not ask for it.
 """
 
 from __future__ import annotations
@@ -20,20 +20,22 @@ import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
-import numpy as np
 import structlog
 
 from ..errors import ConfigError
 from .corpus import Chunk, Problem, Section, chunk_section, read_corpus
-from .embed import Embedder, MiniLM
+
+if TYPE_CHECKING:
+    from .embed import Embedder
 
 log = structlog.get_logger(__name__)
 
 FORMAT = 1
 COLLECTION = "lore"
 RRF_K = 60
+_SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _WORD = re.compile(r"[a-z0-9]+")
 _STOP = frozenset("a an and are as at be by can do does did for from had has have how i if in is it its me my of on "
                   "or so that the their them then there they this to was we were what when where which who whom whose "
@@ -46,12 +48,20 @@ class Hit:
     score: float
     bm25_rank: int | None = None  # 1-based, None when that method did not find it
     vector_rank: int | None = None
+    similarity: float | None = None  # cosine similarity to the query, when the vector search found it
+    bm25_score: float = 0.0
+
+    def relevant(self, min_similarity: float, min_bm25: float) -> bool:
+        """Whether the passage plausibly answers the query, not merely ranks first among poor ones."""
+        return (self.similarity is not None and self.similarity >= min_similarity) or self.bm25_score >= min_bm25
 
     def as_dict(self) -> dict[str, Any]:
         c = self.chunk
         return {"id": c.id, "source": c.source, "heading": c.heading, "slice": c.address, "text": c.text,
                 "score": round(self.score, 6), "gm_only": c.gm_only, "bm25_rank": self.bm25_rank,
-                "vector_rank": self.vector_rank}
+                "vector_rank": self.vector_rank,
+                "similarity": None if self.similarity is None else round(self.similarity, 4),
+                "bm25_score": round(self.bm25_score, 4)}
 
 
 @dataclass
@@ -81,22 +91,30 @@ class IngestReport:
 class Weights:
     """How the two rankings are fused; tuned with bench/lore.py."""
 
+    # rrf: weighted reciprocal ranks; convex: weighted BM25 (scaled to the best) plus cosine; minmax: both scaled
+    # to 0..1 over the query's candidates. minmax measured best on bench/lore_questions.yaml (see bench/lore.py).
+    fusion: str = "minmax"
     bm25: float = 1.0
     vector: float = 1.0
-    heading_bonus: float = 0.01  # per query word (not a stop word) found in the slice's heading path
-    depth: int = 40  # candidates taken from each method before fusing
+    rrf_k: int = RRF_K
+    heading_bonus: float = 0.0  # per query word (not a stop word) found in the slice's heading path
+    depth: int = 20  # candidates taken from each method before fusing
 
 
 class LoreIndex:
     def __init__(self, directory: Path, *, embedder: Embedder | None = None, chroma_host: str | None = None,
                  collection: str = COLLECTION, weights: Weights | None = None) -> None:
         self.directory = Path(directory)
-        self.embedder = embedder or MiniLM()
+        if embedder is None:
+            from .embed import MiniLM  # numpy and onnxruntime load only when lore is used
+
+            embedder = MiniLM()
+        self.embedder = embedder
         self.weights = weights or Weights()
         self._collection_name = collection
         self._chroma_host = chroma_host
         self._client: Any = None
-        self._collection: Any = None
+        self._collections: dict[tuple[str, str], Any] = {}
         self._lock = threading.RLock()  # ingest swaps the tables that searches read
         self._files: dict[str, dict[str, Any]] = {}
         self._chunks: dict[str, Chunk] = {}
@@ -112,8 +130,9 @@ class LoreIndex:
         return self.directory / "chunks.json"
 
     def _connect(self) -> Any:
-        if self._collection is not None:
-            return self._collection
+        """The Chroma client (embedded, or the server at CHROMA_HOST)."""
+        if self._client is not None:
+            return self._client
         import chromadb
         from chromadb.config import Settings as ChromaSettings
 
@@ -122,17 +141,29 @@ class LoreIndex:
             if self._chroma_host:
                 host, _, port = self._chroma_host.rpartition(":") if ":" in self._chroma_host else (self._chroma_host, "", "8000")
                 self._client = chromadb.HttpClient(host=host or self._chroma_host, port=int(port or 8000), settings=settings)
+                self._client.heartbeat()
             else:
                 self.directory.mkdir(parents=True, exist_ok=True)
                 self._client = chromadb.PersistentClient(path=str(self.directory / "chroma"), settings=settings)
-            self._collection = self._client.get_or_create_collection(
-                self._collection_name, embedding_function=None, metadata={"hnsw:space": "cosine"})
         except ValueError as exc:
+            self._client = None
             raise ConfigError(f"CHROMA_HOST '{self._chroma_host}' is not host:port ({exc}).") from exc
         except Exception as exc:  # chromadb raises many kinds (connection, sqlite, version): one sentence for all
+            self._client = None
             where = f"the Chroma server at {self._chroma_host}" if self._chroma_host else f"the lore index in {self.directory}"
             raise ConfigError(f"Cannot open {where}: {type(exc).__name__}: {exc}.") from exc
-        return self._collection
+        return self._client
+
+    def _collection(self, scope: str, ref: str) -> Any:
+        """One collection per scope and ref: a search reads only the lore of its game, unfiltered (fast)."""
+        key = (scope, ref)
+        found = self._collections.get(key)
+        if found is None:
+            name = f"{self._collection_name}-{scope}-{_SAFE.sub('-', ref)}"[:500].strip("-.")
+            found = self._connect().get_or_create_collection(name, embedding_function=None,
+                                                              metadata={"hnsw:space": "cosine"})
+            self._collections[key] = found
+        return found
 
     def _load(self) -> None:
         path = self._manifest_path
@@ -178,11 +209,14 @@ class LoreIndex:
         report = IngestReport()
         files, report.problems = read_corpus(corpus_dir)
         report.files = len(files)
-        collection = self._connect()
         with self._lock:
             old_files, old_chunks = dict(self._files), dict(self._chunks)
-        if old_chunks and collection.count() != len(old_chunks):
-            log.warning("lore_index_out_of_step", chroma=collection.count(), manifest=len(old_chunks))
+        stored = self._stored_counts({(c.scope, c.ref) for c in old_chunks.values()})
+        expected: dict[tuple[str, str], int] = {}
+        for c in old_chunks.values():
+            expected[(c.scope, c.ref)] = expected.get((c.scope, c.ref), 0) + 1
+        if stored != expected:
+            log.warning("lore_index_out_of_step", chroma=stored, manifest=expected)
             old_files = {}  # the vector store lost or gained chunks behind our back: embed everything again
         new_files: dict[str, dict[str, Any]] = {}
         new_chunks: dict[str, Chunk] = {}
@@ -198,13 +232,14 @@ class LoreIndex:
                 report.changed.append(f.source)
                 to_embed += chunks
         report.removed = sorted(set(old_files) - set(new_files))
-        stale = [cid for cid in old_chunks if cid not in new_chunks]
+        stale = [c for cid, c in old_chunks.items() if cid not in new_chunks]
         embed_started = time.perf_counter()
-        self._upsert(collection, to_embed, progress)
+        self._upsert(to_embed, progress)
         report.embed_seconds = time.perf_counter() - embed_started
-        if stale:
-            for at in range(0, len(stale), 500):
-                collection.delete(ids=stale[at:at + 500])
+        for (scope, ref), gone in _by_ref(stale).items():
+            ids = [c.id for c in gone]
+            for at in range(0, len(ids), 500):
+                self._collection(scope, ref).delete(ids=ids[at:at + 500])
         report.chunks_embedded, report.chunks_removed = len(to_embed), len(stale)
         self._install(new_files, new_chunks)
         self._save()
@@ -215,7 +250,11 @@ class LoreIndex:
                  seconds=round(report.seconds, 2))
         return report
 
-    def _upsert(self, collection: Any, chunks: list[Chunk], progress: bool) -> None:
+    def _stored_counts(self, refs: set[tuple[str, str]]) -> dict[tuple[str, str], int]:
+        counts = {key: self._collection(*key).count() for key in refs}
+        return {key: n for key, n in counts.items() if n}
+
+    def _upsert(self, chunks: list[Chunk], progress: bool) -> None:
         if not chunks:
             return
         from tqdm import tqdm
@@ -223,12 +262,14 @@ class LoreIndex:
         batch = 64
         with tqdm(total=len(chunks), unit="chunk", desc="Embedding lore", delay=1.0, disable=not progress,
                   leave=False) as bar:
-            for at in range(0, len(chunks), batch):
-                part = chunks[at:at + batch]
-                vectors = self.embedder.embed([self._vector_text(c) for c in part])
-                collection.upsert(ids=[c.id for c in part], embeddings=vectors, documents=[c.text for c in part],
-                                  metadatas=[c.metadata() for c in part])
-                bar.update(len(part))
+            for (scope, ref), group in _by_ref(chunks).items():
+                collection = self._collection(scope, ref)
+                for at in range(0, len(group), batch):
+                    part = group[at:at + batch]
+                    vectors = self.embedder.embed([self._vector_text(c) for c in part])
+                    collection.upsert(ids=[c.id for c in part], embeddings=vectors, documents=[c.text for c in part],
+                                      metadatas=[c.metadata() for c in part])
+                    bar.update(len(part))
 
     # -- search ---------------------------------------------------------------------------------------------------
 
@@ -253,14 +294,28 @@ class LoreIndex:
                     and (allowed_refs is None or (c.scope, c.ref) in allowed_refs))
 
         w = self.weights
-        lexical = self._bm25_ranking(query, ids, chunks, bm25, allowed, w.depth) if method != "vector" else []
-        semantic = (self._vector_ranking(query, chunks, allowed, w.depth, _where(gm, scope, allowed_refs))
+        bm25_scores: dict[str, float] = {}
+        similarities: dict[str, float] = {}
+        lexical = self._bm25_ranking(query, ids, chunks, bm25, allowed, w.depth, bm25_scores) if method != "vector" else []
+        searched = {(c.scope, c.ref) for c in chunks.values()} if allowed_refs is None else allowed_refs
+        searched = {key for key in searched if scope is None or key[0] == scope}
+        semantic = (self._vector_ranking(query, chunks, allowed, w.depth, gm, searched, similarities)
                     if method != "bm25" else [])
         scores: dict[str, float] = {}
         ranks: dict[str, list[int | None]] = {}
+        top_bm25 = max(bm25_scores.values(), default=0.0) or 1.0
+        low = min(similarities.values(), default=0.0)
+        span = (max(similarities.values(), default=0.0) - low) or 1.0
         for weight, ranking, slot in ((w.bm25, lexical, 0), (w.vector, semantic, 1)):
             for rank, cid in enumerate(ranking, 1):
-                scores[cid] = scores.get(cid, 0.0) + weight / (RRF_K + rank)
+                if w.fusion == "convex":
+                    value = bm25_scores[cid] / top_bm25 if slot == 0 else max(0.0, similarities[cid])
+                    scores[cid] = scores.get(cid, 0.0) + weight * value
+                elif w.fusion == "minmax":  # both scores stretched to 0..1 over this query's candidates
+                    value = bm25_scores[cid] / top_bm25 if slot == 0 else (similarities[cid] - low) / span
+                    scores[cid] = scores.get(cid, 0.0) + weight * value
+                else:
+                    scores[cid] = scores.get(cid, 0.0) + weight / (w.rrf_k + rank)
                 ranks.setdefault(cid, [None, None])[slot] = rank
         if method == "hybrid" and w.heading_bonus:
             words = set(self._words(query))
@@ -275,18 +330,20 @@ class LoreIndex:
             if per.get(c.address, 0) >= per_slice:
                 continue
             per[c.address] = per.get(c.address, 0) + 1
-            hits.append(Hit(c, scores[cid], *ranks[cid]))
+            hits.append(Hit(c, scores[cid], *ranks[cid], similarities.get(cid), bm25_scores.get(cid, 0.0)))
             if len(hits) == k:
                 break
         return hits
 
     def _bm25_ranking(self, query: str, ids: list[str], chunks: dict[str, Chunk], bm25: Any,
-                      allowed: Callable[[Chunk], bool], depth: int) -> list[str]:
+                      allowed: Callable[[Chunk], bool], depth: int, found: dict[str, float]) -> list[str]:
         if bm25 is None:
             return []
         words = self._tokenize([query], ids=False)[0]
         if not words:
             return []
+        import numpy as np
+
         scores = bm25.get_scores(words)
         order = np.argsort(-scores, kind="stable")
         out: list[str] = []
@@ -295,24 +352,30 @@ class LoreIndex:
                 break
             if allowed(chunks[ids[i]]):
                 out.append(ids[i])
+                found[ids[i]] = float(scores[i])
         return out
 
     def _vector_ranking(self, query: str, chunks: dict[str, Chunk], allowed: Callable[[Chunk], bool],
-                        depth: int, where: dict[str, Any] | None) -> list[str]:
-        collection = self._connect()
+                        depth: int, gm: bool, refs: set[tuple[str, str]], found: dict[str, float]) -> list[str]:
         vector = self.embedder.embed([query])
-        # Filtering inside Chroma makes it scan every row (~25 ms at 5,000 chunks): take more, filter here instead,
-        # and ask Chroma to filter only when that left too few.
-        total = len(chunks)
-        found = collection.query(query_embeddings=vector, n_results=min(total, depth * 4), include=[])["ids"][0]
-        out = [cid for cid in found if cid in chunks and allowed(chunks[cid])][:depth]
-        if len(out) < depth and len(found) < total:
-            wanted = sum(1 for c in chunks.values() if allowed(c))
-            if wanted > len(out):
-                found = collection.query(query_embeddings=vector, n_results=min(wanted, depth), where=where,
-                                         include=[])["ids"][0]
-                out = [cid for cid in found if cid in chunks and allowed(chunks[cid])][:depth]
-        return out
+        pairs: list[tuple[float, str]] = []
+        for key in sorted(refs):
+            collection = self._collection(*key)
+            total = collection.count()
+            if not total:
+                continue
+            # GM-only chunks are filtered here rather than by Chroma (its filter scans every row); take extra.
+            result = collection.query(query_embeddings=vector, n_results=min(total, depth * 2), include=["distances"])
+            got = [(d, cid) for cid, d in zip(result["ids"][0], result["distances"][0]) if cid in chunks and allowed(chunks[cid])]
+            if len(got) < depth and len(result["ids"][0]) < total and not gm:
+                result = collection.query(query_embeddings=vector, n_results=min(total, depth), where={"gm_only": False},
+                                          include=["distances"])
+                got = [(d, cid) for cid, d in zip(result["ids"][0], result["distances"][0]) if cid in chunks and allowed(chunks[cid])]
+            pairs += got
+        pairs.sort()
+        for distance, cid in pairs[:depth]:
+            found[cid] = 1.0 - float(distance)  # cosine distance → similarity
+        return [cid for _, cid in pairs[:depth]]
 
     # -- slices ---------------------------------------------------------------------------------------------------
 
@@ -344,7 +407,7 @@ class LoreIndex:
 
     @staticmethod
     def _bm25_text(c: Chunk) -> str:
-        return f"{c.heading}\n{c.heading}\n{c.text}"  # the heading counts twice: a name in it matters more
+        return f"{c.heading}\n{c.text}"
 
     def _tokenize(self, texts: list[str], ids: bool = True) -> Any:
         import bm25s
@@ -363,16 +426,9 @@ class LoreIndex:
         return [w for w in _WORD.findall(text.lower()) if w not in _STOP and len(w) > 2]
 
 
-def _where(gm: bool, scope: str | None, refs: set[tuple[str, str]] | None) -> dict[str, Any] | None:
-    """The same filter as `allowed`, in Chroma's terms, for when it must filter itself."""
-    terms: list[dict[str, Any]] = []
-    if not gm:
-        terms.append({"gm_only": False})
-    if scope is not None:
-        terms.append({"scope": scope})
-    if refs:
-        pairs = [{"$and": [{"scope": s}, {"ref": r}]} for s, r in sorted(refs)]
-        terms.append(pairs[0] if len(pairs) == 1 else {"$or": pairs})
-    if not terms:
-        return None
-    return terms[0] if len(terms) == 1 else {"$and": terms}
+
+def _by_ref(chunks: Iterable[Chunk]) -> dict[tuple[str, str], list[Chunk]]:
+    grouped: dict[tuple[str, str], list[Chunk]] = {}
+    for c in chunks:
+        grouped.setdefault((c.scope, c.ref), []).append(c)
+    return grouped

@@ -1,0 +1,128 @@
+"""Lore in the turn: the query a player's message makes, the passages the agent may cite, and its citations.
+
+Passages go into the per-turn context (never the cached system prompt), numbered [1]..[n]. The agent cites them
+as [n]; the markers are taken out of the reply players read and become a "Sources" line instead. Only public lore
+is ever retrieved for a turn: GM-only sections are filtered out in the search itself, whoever the agent is.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+import structlog
+
+from ..state import NPC, GameState
+from ..tags import escape
+from .index import Hit
+
+if TYPE_CHECKING:
+    from ..config import LoreSettings
+    from .index import LoreIndex
+
+log = structlog.get_logger(__name__)
+
+_CITATION = re.compile(r"[ \t]?\[(\d{1,2}(?:\s*[,;–-]\s*\d{1,2})*)\]")
+_SENTENCE_END = re.compile(r"[.!?…][\"'”’)\]]*(?=\s|$)")
+
+
+@dataclass(frozen=True)
+class Source:
+    number: int
+    title: str  # the slice's heading path, for players
+    address: str  # scope:ref:slice
+    chunk_id: str
+
+
+def refs_of(state: GameState) -> list[tuple[str, str]]:
+    """The lore a game may draw on: its adventure's, and its world's."""
+    refs = [("adventure", state.adventure_id)]
+    if state.world:
+        refs.append(("world", state.world))
+    return refs
+
+
+def query_for(state: GameState, text: str, npc: NPC | None) -> str:
+    """The player's words, then the scene: where the party is and who is there (the words count most in BM25)."""
+    loc = state.locations.get(state.current_location)
+    names = [npc.name] if npc is not None else []
+    names += [n.name for n in state.present_npcs() if npc is None or n.id != npc.id]
+    scene = " ".join(filter(None, [loc.name if loc else "", *names]))
+    return f"{text}\n{scene}".strip()
+
+
+async def passages_for(index: LoreIndex, settings: LoreSettings, state: GameState, text: str,
+                       npc: NPC | None) -> list[Hit]:
+    """The relevant public passages for this message, best first, within the turn's lore budget."""
+    query = query_for(state, text, npc)
+    # The search embeds the query and reads the index: work for a thread, not for the event loop.
+    hits = await asyncio.to_thread(index.search, query, settings.passages, refs=refs_of(state), gm=False)
+    kept: list[Hit] = []
+    budget = settings.turn_token_budget
+    for hit in hits:
+        if not hit.relevant(settings.min_similarity, settings.min_bm25):
+            continue
+        # A copy: the index's own chunk stays whole.
+        short = replace(hit, chunk=replace(hit.chunk, text=compact(hit.chunk.text, settings.passage_tokens)))
+        cost = len(short.chunk.text) // 4
+        if cost > budget:
+            break
+        budget -= cost
+        kept.append(short)
+    log.info("lore_retrieved", found=len(hits), kept=len(kept), slices=[h.chunk.address for h in kept])
+    return kept
+
+
+def compact(text: str, max_tokens: int) -> str:
+    """At most about max_tokens (four characters each), cut after the last whole sentence that fits."""
+    limit = max_tokens * 4
+    if len(text) <= limit:
+        return text
+    head = text[:limit]
+    ends = [m.end() for m in _SENTENCE_END.finditer(head)]
+    if ends and ends[-1] >= limit // 2:
+        return head[:ends[-1]].rstrip() + " …"
+    cut = head.rfind(" ")
+    return (head[:cut] if cut > limit // 2 else head).rstrip() + " …"
+
+
+def context_block(passages: list[Hit]) -> str:
+    """The per-turn context section: numbered passages to cite, or a plain warning that the lore is silent."""
+    if not passages:
+        return ("## Lore\nNothing in this world's lore answers this. If you need a fact the game does not give you, "
+                "say that you are improvising it (e.g. \"The records say nothing of it; let's say…\") rather than "
+                "presenting invention as established lore.")
+    lines = ["## Lore (quote or paraphrase it faithfully; cite a passage as [n] right after what it supports)"]
+    for n, hit in enumerate(passages, 1):
+        lines.append(f"[{n}] {escape(hit.chunk.heading)}\n{escape(hit.chunk.text)}")
+    return "\n\n".join(lines)
+
+
+def cite(reply: str, passages: list[Hit]) -> tuple[str, list[Source]]:
+    """The reply without citation markers, and the passages it cited (in the order first cited)."""
+    if not passages:
+        return reply, []
+    cited: list[int] = []
+
+    def take(m: re.Match[str]) -> str:
+        numbers = [int(x) for x in re.findall(r"\d+", m.group(1))]
+        if re.search(r"[–-]", m.group(1)) and len(numbers) == 2 and numbers[0] <= numbers[1] <= len(passages):
+            numbers = list(range(numbers[0], numbers[1] + 1))
+        if not all(1 <= x <= len(passages) for x in numbers):
+            return m.group(0)  # not a citation of ours (a year, a list number): left as written
+        cited.extend(x for x in numbers if x not in cited)
+        return ""
+
+    text = _CITATION.sub(take, reply)
+    text = re.sub(r"[ \t]+([.,;:!?])", r"\1", text)  # "the bell [1]." → "the bell."
+    sources = [Source(n, passages[n - 1].chunk.heading, passages[n - 1].chunk.address, passages[n - 1].chunk.id)
+               for n in cited]
+    return text, sources
+
+
+def sources_line(sources: list[Source]) -> str:
+    """What players see under a reply that drew on lore."""
+    titles = list(dict.fromkeys(s.title for s in sources))
+    return "Sources: " + "; ".join(titles) if titles else ""
