@@ -37,7 +37,7 @@ class TurnSettings(Model):
 class LoreSettings(Model):
     enabled: bool = True  # passages from the lore index enter each turn's context (when an index exists)
     passages: int = Field(4, ge=1, le=12)  # at most this many passages a turn
-    min_similarity: float = Field(0.35, ge=0, le=1)  # a passage this close to the query (cosine) counts as relevant
+    min_similarity: float = Field(0.3, ge=0, le=1)  # a passage this close to the query (cosine) counts as relevant
     min_bm25: float = Field(4.0, ge=0)  # or one whose keyword score reaches this
     passage_tokens: int = Field(220, ge=40, le=2000)  # each passage is cut (at a sentence) to about this many tokens
     sources: bool = True  # players see a "Sources" line under replies that cite lore (channels may switch it)

@@ -118,10 +118,11 @@ async def _m3_versions_and_pending_turns(db: aiosqlite.Connection) -> None:
     """)
 
 
-async def _m4_sources_setting(db: aiosqlite.Connection) -> None:
+async def _m4_lore(db: aiosqlite.Connection) -> None:
     await _run_script(db, """
         ALTER TABLE channel_settings ADD COLUMN sources INTEGER;  -- NULL: the config's default
-        ALTER TABLE turns ADD COLUMN sources TEXT NOT NULL DEFAULT '[]'
+        ALTER TABLE turns ADD COLUMN sources TEXT NOT NULL DEFAULT '[]';
+        ALTER TABLE tool_calls ADD COLUMN meta TEXT NOT NULL DEFAULT '{}'
     """)
 
 
@@ -129,7 +130,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[aiosqlite.Connection], Any]]] = [
     (1, "initial", _m1_initial),
     (2, "channel_settings", _m2_channel_settings),
     (3, "versions_and_pending_turns", _m3_versions_and_pending_turns),
-    (4, "sources_setting", _m4_sources_setting),
+    (4, "lore_sources_and_tool_meta", _m4_lore),
 ]
 
 
@@ -161,6 +162,7 @@ class ToolCallRow:
     ok: bool
     observation: str
     persistence: str
+    meta: dict[str, Any] = field(default_factory=dict)
 
 
 class Store:
@@ -371,8 +373,10 @@ class Store:
                 else:
                     m.id = await self._insert_message(db, session_id, m)
             await db.executemany(
-                "INSERT INTO tool_calls (turn_id, seq, name, args, ok, observation, persistence) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [(turn_id, i, c.name, json.dumps(c.args), int(c.ok), c.observation, c.persistence) for i, c in enumerate(calls)])
+                "INSERT INTO tool_calls (turn_id, seq, name, args, ok, observation, persistence, meta) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [(turn_id, i, c.name, json.dumps(c.args), int(c.ok), c.observation, c.persistence, json.dumps(c.meta))
+                 for i, c in enumerate(calls)])
             return turn_id
 
     async def record_failed_turn(self, session_id: int, player_message: Message, turn: TurnRecord) -> int:
@@ -442,7 +446,8 @@ class Store:
     async def tool_calls(self, turn_id: int) -> list[ToolCallRow]:
         async with self.db.execute("SELECT * FROM tool_calls WHERE turn_id = ? ORDER BY seq", (turn_id,)) as cur:
             rows = await cur.fetchall()
-        return [ToolCallRow(r["name"], json.loads(r["args"]), bool(r["ok"]), r["observation"], r["persistence"]) for r in rows]
+        return [ToolCallRow(r["name"], json.loads(r["args"]), bool(r["ok"]), r["observation"], r["persistence"],
+                            json.loads(r["meta"])) for r in rows]
 
 
     async def debug(self, channel_id: str) -> bool:
@@ -475,6 +480,13 @@ class Store:
             tools = {row[0]: {"ok": row[1], "calls": row[2]} for row in await cur.fetchall()}
         calls = [c for t in turns for c in t["model_calls"]]
         latencies = sorted(c["latency_ms"] for c in calls)
+        async with self.db.execute(
+                "SELECT ok, meta FROM tool_calls JOIN turns ON turns.id = tool_calls.turn_id "
+                "WHERE turns.session_id = ? AND name IN ('get_lore_slice', 'search_lore')", (session_id,)) as cur:
+            lore = [(bool(row[0]), json.loads(row[1])) for row in await cur.fetchall()]
+        lookups = [m for ok, m in lore if ok]
+        cacheable = [m for m in lookups if "cache_hit" in m]
+        lore_latency = sorted(m["latency_ms"] for m in lookups if "latency_ms" in m)
         return {
             "turns": len(turns), "failed_turns": sum(t["status"] == "failed" for t in turns),
             "tools": tools, "model_calls": len(calls),
@@ -482,6 +494,13 @@ class Store:
             "cache_read_tokens": sum(c["cache_read_tokens"] for c in calls),
             "latency_ms_p50": latencies[len(latencies) // 2] if latencies else None,
             "by_agent": {a: sum(t["agent"] == a for t in turns) for a in sorted({t["agent"] for t in turns})},
+            "lore": {
+                "calls": len(lore), "denied": sum(1 for ok, m in lore if not ok and m.get("denied")),
+                "tokens_returned": sum(m.get("tokens", 0) for m in lookups),
+                "cache_hit_ratio": round(sum(1 for m in cacheable if m["cache_hit"]) / len(cacheable), 3) if cacheable else None,
+                "latency_ms_p50": lore_latency[len(lore_latency) // 2] if lore_latency else None,
+                "turns_citing": sum(1 for t in turns if t["sources"]),
+            },
         }
 
 
@@ -533,5 +552,5 @@ def _message(r: aiosqlite.Row) -> Message:
 
 
 def call_rows(calls: list[Any]) -> list[ToolCallRow]:
-    return [ToolCallRow(c.name, c.args, c.ok, c.observation, c.persistence) for c in calls]
+    return [ToolCallRow(c.name, c.args, c.ok, c.observation, c.persistence, getattr(c, "meta", {})) for c in calls]
 

@@ -159,6 +159,8 @@ async def lore(turn: Turn, deps: Deps) -> None:
     try:
         turn.passages = await passages_for(deps.lore, settings, turn.session.state, turn.text, turn.route.npc)
         turn.lore_checked = True
+        if turn.ctx is not None:
+            turn.ctx.passages = turn.passages  # search_lore numbers its passages after these, in the same list
     except Exception as exc:  # the turn goes on without lore rather than failing: say so in the log
         log.warning("lore_search_failed", channel_id=turn.session.channel_id, error=f"{type(exc).__name__}: {exc}")
 

@@ -55,7 +55,8 @@ async def test_passages_are_numbered_in_the_context_and_citations_become_sources
     result = await lore_table.turn("What ale does Odile brew here?", "She pours Wrack Stout [1], dark as the sea [1].")
     context = lore_table.model.requests[-1].context
     assert "## Lore" in context and "[1] The Brine Cup › Wrack Stout" in context and "kelp and burnt barley" in context
-    assert lore_table.model.requests[-1].system.count("Lore") == 0  # never in the cached system prompt
+    system = lore_table.model.requests[-1].system
+    assert "## Lore" not in system and "kelp" not in system  # never in the cached system prompt
     assert "Glimmer" not in context  # another world's lore is not this game's
     assert result.reply == "She pours Wrack Stout, dark as the sea."
     assert [s.address for s in result.sources] == ["adventure:saltmere-lantern:the-brine-cup.wrack-stout"]
@@ -76,6 +77,9 @@ async def test_gm_only_lore_reaches_no_agent(lore_table):
 
 
 async def test_when_no_lore_is_relevant_the_narrator_is_told_to_say_it_improvises(lore_table):
+    cfg = lore_table.engine.deps.config  # nothing in this tiny corpus is this close to a tune
+    lore_table.engine.deps.config = cfg.model_copy(update={"lore": cfg.lore.model_copy(update={"min_similarity": 0.8,
+                                                                                              "min_bm25": 50.0})})
     await lore_table.turn("I whistle a tune.", "You whistle.")
     context = lore_table.model.requests[-1].context
     assert "Nothing in this world's lore answers this" in context and "improvising" in context
@@ -123,3 +127,99 @@ def test_compaction_cuts_at_a_sentence():
     assert compact(text, 100) == text
     assert compact(text, 10) == "First sentence here. …"
     assert compact("word " * 100, 10).endswith("…") and len(compact("word " * 100, 10)) <= 45
+
+
+# -- the lore tools --------------------------------------------------------------------------------------------------
+
+async def tool_ctx(table):
+    from engine.tools import ToolContext
+
+    state = await table.state()
+    return ToolContext(state, __import__("random").Random(1), AgentType.NARRATIVE, "u1", deps=table.engine.deps)
+
+
+async def run_tag(ctx, tag):
+    from engine.tags import TagScanner
+    from engine.tools import TOOLS, arun_tool
+
+    scanner = TagScanner(TOOLS)
+    event = scanner.feed(tag) or scanner.finish()
+    return await arun_tool(event, ctx)
+
+
+async def test_get_lore_slice_validates_names_and_suggests_the_nearest(lore_table):
+    async def run(tag):  # a fresh turn each time: the lore quota is not what this test is about
+        return await run_tag(await tool_ctx(lore_table), tag)
+
+    ok = await run('<get_lore_slice scope="adventure" ref="saltmere-lantern" slice="the-brine-cup.wrack-stout"/>')
+    assert ok.ok and ok.persistence == "turn" and "kelp and burnt barley" in ok.observation
+    assert "adventure:saltmere-lantern:the-brine-cup.wrack-stout" in ok.observation and "hash " in ok.observation
+    assert ok.meta["tokens"] > 0 and ok.meta["cache_hit"] is False
+    wrong = await run('<get_lore_slice scope="adventure" ref="saltmere-lantern" slice="the-brine-cup.wrack-stoutt"/>')
+    assert not wrong.ok and "nearest are: the-brine-cup.wrack-stout" in wrong.observation
+    other = await run('<get_lore_slice scope="world" ref="elsewhere" slice="ales.glimmer-ale"/>')
+    assert not other.ok and 'ref="sundered-coast"' in other.observation  # another world's lore is not this game's
+    path = await run('<get_lore_slice scope="world" ref="../../etc" slice="passwd"/>')
+    assert not path.ok and "bad arguments" in path.observation
+    scope = await run('<get_lore_slice scope="rules" ref="sundered-coast" slice="combat"/>')
+    assert not scope.ok and "bad arguments" in scope.observation
+    secret = await run('<get_lore_slice scope="adventure" ref="saltmere-lantern" slice="the-brine-cup.the-cellar-door"/>')
+    assert not secret.ok and "tide tunnel" not in secret.observation  # GM-only: not there for any agent
+    parent = await run('<get_lore_slice scope="world" ref="sundered-coast" slice="combat"/>')
+    assert parent.ok and "## Critical Hits" in parent.observation  # a heading without text gives its subsections
+
+
+async def test_get_lore_slice_compacts_within_bounds_and_caches_until_the_text_changes(lore_table, tmp_path):
+    from engine.lore.slices import compact
+
+    index = lore_table.engine.deps.lore
+    long_text = "# Tides\n## Tide Tables\n" + " ".join(f"On day {n} the tide stands {n % 9} feet at noon." for n in range(300))
+    corpus = tmp_path / "corpus"
+    (corpus / "world" / "sundered-coast" / "tides.md").write_text(long_text)
+    index.ingest(corpus)
+    ctx = await tool_ctx(lore_table)
+    tag = '<get_lore_slice scope="world" ref="sundered-coast" slice="tides.tide-tables" max_tokens="5"/>'
+    floor = await run_tag(ctx, tag)
+    assert floor.ok and 60 <= floor.meta["tokens"] <= 80  # never below min_tokens (80), cut at a sentence
+    assert floor.observation.rstrip().endswith("feet at noon. …")
+    ctx = await tool_ctx(lore_table)
+    capped = await run_tag(ctx, tag.replace('"5"', '"100000"'))
+    assert capped.ok and capped.meta["tokens"] <= 350  # never above max_return_tokens
+    again = await run_tag(ctx, tag.replace('"5"', '"100000"'))
+    assert again.meta["cache_hit"] is True and again.observation == capped.observation
+    index.slice_cache.clock = lambda: 10**9  # past the TTL: made again (and the same, deterministically)
+    later = await run_tag(await tool_ctx(lore_table), tag.replace('"5"', '"100000"'))
+    assert later.meta["cache_hit"] is False and later.observation == capped.observation
+    (corpus / "world" / "sundered-coast" / "tides.md").write_text(long_text.replace("at noon", "at dusk"))
+    index.ingest(corpus)  # the slice's hash changes: the cached entry is not used
+    changed = await run_tag(await tool_ctx(lore_table), tag.replace('"5"', '"100000"'))
+    assert changed.meta["cache_hit"] is False and "at dusk" in changed.observation
+    assert compact("One. Two.", 100) == "One. Two."
+
+
+async def test_lore_calls_have_their_own_quota_and_a_refusal_costs_no_general_quota(lore_table):
+    cfg = lore_table.engine.deps.config
+    lore_table.engine.deps.config = cfg.model_copy(update={"turn": cfg.turn.model_copy(update={"tool_quota": 3})})
+    slice_tag = '<get_lore_slice scope="adventure" ref="saltmere-lantern" slice="the-brine-cup.the-harbor-bell"/>'
+    result = await lore_table.turn("Tell me of the bell.", f"Let me look. {slice_tag}", f" And {slice_tag}",
+                                   f" Once more {slice_tag}", " Roll: <roll>1d20</roll>", " Done.")
+    ok = [c.ok for c in result.calls]
+    assert [c.name for c in result.calls] == ["get_lore_slice", "get_lore_slice", "get_lore_slice", "roll"]
+    assert ok == [True, True, False, True]  # the third look-up was refused; the roll still fit in the quota of 3
+    assert "limit of 2 lore look-ups" in result.calls[2].observation and result.calls[2].meta["denied"]
+    stats = (await lore_table.engine.telemetry(CHANNEL))["lore"]
+    assert stats["calls"] == 3 and stats["denied"] == 1 and stats["tokens_returned"] > 0
+    assert stats["cache_hit_ratio"] == 0.5  # the second look-up of the same slice came from the cache
+
+
+async def test_search_lore_numbers_passages_after_the_turns_own_and_they_can_be_cited(lore_table):
+    result = await lore_table.turn("What ale does Odile brew?",
+                                   "Hm. <search_lore>critical hit natural twenty damage</search_lore>",
+                                   " Stout [1], and a twenty doubles the dice [2].")
+    [call] = result.calls
+    assert call.ok and call.observation.startswith("Lore passages") and "[2] Combat › Critical Hits" in call.observation
+    assert result.reply == "Hm. Stout, and a twenty doubles the dice."
+    assert [s.address for s in result.sources] == ["adventure:saltmere-lantern:the-brine-cup.wrack-stout",
+                                                   "world:sundered-coast:combat.critical-hits"]
+    gm_only = await run_tag(await tool_ctx(lore_table), "<search_lore>door behind the third cask tide tunnel</search_lore>")
+    assert "opens on the tide tunnel" not in gm_only.observation

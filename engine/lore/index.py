@@ -26,6 +26,7 @@ import structlog
 
 from ..errors import ConfigError
 from .corpus import Chunk, Problem, Section, chunk_section, read_corpus
+from .slices import SliceCache
 
 if TYPE_CHECKING:
     from .embed import Embedder
@@ -121,6 +122,7 @@ class LoreIndex:
         self._ids: list[str] = []
         self._bm25: Any = None
         self._stemmer: Any = None
+        self.slice_cache = SliceCache()
         self._load()
 
     # -- storage --------------------------------------------------------------------------------------------------
@@ -390,14 +392,26 @@ class LoreIndex:
                 out.setdefault(c.address, c.heading)
         return out
 
-    def slice_text(self, address: str) -> tuple[str, str, bool] | None:
-        """(heading, text, gm_only) of one slice, its chunks joined in order; None if there is no such slice."""
+    def slice_text(self, address: str, *, gm: bool = False) -> tuple[str, str] | None:
+        """(heading, text) of one slice, its chunks joined in order; a heading with no text of its own gives its
+        subsections' text, each under its heading. None if there is no such slice (or, without gm, it is GM-only)."""
         with self._lock:
-            parts = [c for c in self._chunks.values() if c.address == address]
-        if not parts:
+            chunks = list(self._chunks.values())
+        own = [c for c in chunks if c.address == address and (gm or not c.gm_only)]
+        if own:
+            own.sort(key=lambda c: int(c.id.rsplit("#", 1)[1]))
+            return own[0].heading, "\n\n".join(c.text for c in own)
+        under = [c for c in chunks if c.address.startswith(address + ".") and (gm or not c.gm_only)]
+        if not under:
             return None
-        parts.sort(key=lambda c: int(c.id.rsplit("#", 1)[1]))
-        return parts[0].heading, "\n\n".join(c.text for c in parts), any(c.gm_only for c in parts)
+        parts: list[str] = []
+        last = ""
+        for c in under:  # corpus order: each subsection's chunks in turn
+            if c.heading != last:
+                parts.append(f"## {c.heading.rsplit(' › ', 1)[-1]}")
+                last = c.heading
+            parts.append(c.text)
+        return under[0].heading.rsplit(" › ", 1)[0], "\n\n".join(parts)
 
     # -- text handling --------------------------------------------------------------------------------------------
 

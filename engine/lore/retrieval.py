@@ -17,6 +17,7 @@ import structlog
 from ..state import NPC, GameState
 from ..tags import escape
 from .index import Hit
+from .slices import compact
 
 if TYPE_CHECKING:
     from ..config import LoreSettings
@@ -25,7 +26,6 @@ if TYPE_CHECKING:
 log = structlog.get_logger(__name__)
 
 _CITATION = re.compile(r"[ \t]?\[(\d{1,2}(?:\s*[,;–-]\s*\d{1,2})*)\]")
-_SENTENCE_END = re.compile(r"[.!?…][\"'”’)\]]*(?=\s|$)")
 
 
 @dataclass(frozen=True)
@@ -73,19 +73,6 @@ async def passages_for(index: LoreIndex, settings: LoreSettings, state: GameStat
         kept.append(short)
     log.info("lore_retrieved", found=len(hits), kept=len(kept), slices=[h.chunk.address for h in kept])
     return kept
-
-
-def compact(text: str, max_tokens: int) -> str:
-    """At most about max_tokens (four characters each), cut after the last whole sentence that fits."""
-    limit = max_tokens * 4
-    if len(text) <= limit:
-        return text
-    head = text[:limit]
-    ends = [m.end() for m in _SENTENCE_END.finditer(head)]
-    if ends and ends[-1] >= limit // 2:
-        return head[:ends[-1]].rstrip() + " …"
-    cut = head.rfind(" ")
-    return (head[:cut] if cut > limit // 2 else head).rstrip() + " …"
 
 
 def context_block(passages: list[Hit]) -> str:

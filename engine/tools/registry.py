@@ -6,7 +6,7 @@ import inspect
 import json
 import random
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Literal, Union, get_type_hints
 
 import structlog
@@ -40,6 +40,9 @@ class ToolContext:
     actor_id: str | None = None
     npc_id: str | None = None
     deps: Any = None  # the engine's Deps, for tools that need more than the state (a lore index, say)
+    counters: dict[str, float] = field(default_factory=dict)  # per-turn tallies kept by tools (lore calls, tokens)
+    passages: list[Any] = field(default_factory=list)  # lore the reply may cite as [n] (shared with the turn)
+    meta: dict[str, Any] = field(default_factory=dict)  # filled by the tool being run, moved onto its ToolCall
 
     @property
     def viewer(self) -> Viewer:
@@ -125,6 +128,7 @@ class ToolCall:
     ok: bool
     observation: str
     persistence: Persistence = "turn"
+    meta: dict[str, Any] = field(default_factory=dict)  # what a tool reports about itself (cache hit, latency, tokens)
 
     def observation_tag(self) -> str:
         return f"<observation>{escape(self.observation)}</observation>"
@@ -255,9 +259,10 @@ def _dumped(args: Args) -> dict[str, Any]:
 
 def _failed(spec: Tool, args: Args, ctx: ToolContext, snapshot: GameState | None, exc: Exception) -> ToolCall:
     _restore(ctx.state, snapshot)
+    meta, ctx.meta = ctx.meta, {}
     if isinstance(exc, (ToolError, ValidationError)):
         message = describe_error(exc) if isinstance(exc, ValidationError) else str(exc)
-        return ToolCall(spec.name, _dumped(args), False, f"Error: {message}. Nothing was done.")
+        return ToolCall(spec.name, _dumped(args), False, f"Error: {message}. Nothing was done.", meta=meta)
     log.error("tool_crashed", tool=spec.name, args=_dumped(args), exc_info=exc)
     return ToolCall(spec.name, _dumped(args), False, f"Error: {spec.name} failed unexpectedly. Nothing was done; carry on without it.")
 
@@ -266,7 +271,8 @@ def _done(spec: Tool, args: Args, ctx: ToolContext, observation: str) -> ToolCal
     if spec.persistence == "permanent" and spec.subject is not None:
         # Kept once per entity and per viewer: an NPC's narrower view must not replace the GM's note.
         visibility.remember(ctx.state, ctx.viewer, spec.name, spec.subject(ctx, args), observation)
-    return ToolCall(spec.name, _dumped(args), True, observation, spec.persistence)
+    meta, ctx.meta = ctx.meta, {}
+    return ToolCall(spec.name, _dumped(args), True, observation, spec.persistence, meta)
 
 
 def _restore(state: GameState, snapshot: GameState | None) -> None:
