@@ -27,6 +27,7 @@ from .state import NPC, AgentType, GameState, Message, utcnow
 from .store import Session, TurnRecord, call_rows
 from .suggestions import Suggestion, format_suggestions, suggest
 from .tools import TOOLS, ToolCall, ToolContext, tools_for
+from .visibility import Viewer, lore_secrets
 
 if TYPE_CHECKING:
     from .game import Deps
@@ -157,7 +158,9 @@ async def lore(turn: Turn, deps: Deps) -> None:
     if turn.route.agent not in (AgentType.NARRATIVE, AgentType.COMBAT, AgentType.NPC):
         return
     try:
-        turn.passages = await passages_for(deps.lore, settings, turn.session.state, turn.text, turn.route.npc)
+        state, npc = turn.session.state, turn.route.npc
+        viewer = Viewer(turn.route.agent, npc.id if npc else None, turn.author_id)
+        turn.passages = await passages_for(deps.lore, settings, state, turn.text, npc, lore_secrets(state, viewer))
         turn.lore_checked = True
         if turn.ctx is not None:
             turn.ctx.passages = turn.passages  # search_lore numbers its passages after these, in the same list

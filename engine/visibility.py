@@ -72,6 +72,16 @@ def known_secret_ids(state: GameState, viewer: Viewer) -> set[str] | None:
     return set(npc.knows_secrets) if npc else set()
 
 
+def lore_secrets(state: GameState, viewer: Viewer) -> frozenset[str]:
+    """The secrets whose GM-only lore the viewer may be given: those the party has discovered, and for an NPC
+    those it knows. Lore marked plainly GM-only reaches no agent."""
+    found = {s.id for loc in state.locations.values() for s in loc.secrets if s.discovered}
+    if viewer.npc:
+        npc = state.npcs.get(viewer.npc_id or "")
+        found |= set(npc.knows_secrets) if npc else set()
+    return frozenset(found)
+
+
 def known_locations(state: GameState, viewer: Viewer) -> list[Location]:
     """Places the viewer knows: all of them for the GM; for an NPC, where it and the party are, and the ways on."""
     if not viewer.npc:

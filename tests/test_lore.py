@@ -224,3 +224,12 @@ def test_lore_search_on_the_command_line(tmp_path, corpus, capsys, monkeypatch):
     monkeypatch.setenv("CHROMA_HOST", "not a host:port:x")
     assert main(["lore", "ingest"]) == 2
     assert "CHROMA_HOST" in capsys.readouterr().err
+
+
+def test_a_gm_only_section_may_be_tied_to_a_secret():
+    [_, secret, child] = sections("# A\nx\n## Door (GM only: cask-door)\nBehind the cask.\n### Hinges\nGreased.")
+    assert secret.gm_only and secret.secret == "cask-door" and child.secret == "cask-door" and child.gm_only
+    [chunk] = chunk_section(secret)
+    assert chunk.visible(False, {"cask-door"}) and not chunk.visible(False, {"sea-stair"}) and chunk.visible(True, set())
+    [plain] = chunk_section(sections("# B\n## Plot (GM only)\nThe twist.")[1])
+    assert plain.secret is None and not plain.visible(False, {"cask-door"})

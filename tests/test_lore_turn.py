@@ -21,6 +21,9 @@ Behind the third cask in the cellar a door opens on the tide tunnel.
 
 ## The Harbor Bell
 A bronze bell on the quay, cast in 1022 and rung three times in fog.
+
+## The Green Glow (GM only: green-glimmer)
+A faint green glow pulses below the north cliff after dark; the harbormaster has watched it twice from the quay.
 """
 
 RULES = """# Combat
@@ -74,6 +77,18 @@ async def test_gm_only_lore_reaches_no_agent(lore_table):
     await lore_table.turn("@Ysolde where does the cellar door behind the cask lead?", "\"What door?\"")
     request = lore_table.model.requests[-1]
     assert request.agent is AgentType.NPC and "opens on the tide tunnel" not in request.context
+
+
+async def test_lore_tied_to_a_secret_reaches_those_who_know_it_and_everyone_once_found(lore_table):
+    question = "what is the green glow pulsing below the north cliff after dark?"
+    await lore_table.turn(f"I ask around: {question}", "Nobody knows.")
+    assert "watched it twice" not in lore_table.model.requests[-1].context  # the narrator: not discovered yet
+    await lore_table.turn(f"@Ysolde {question}", "\"I have seen it,\" she says.")
+    npc = lore_table.model.requests[-1]
+    assert npc.agent is AgentType.NPC and "watched it twice" in npc.context  # Ysolde knows green-glimmer
+    await lore_table.turn("I watch the cliffs from the quay.", '<discover_secret secret="green-glimmer"/>', " A glow!")
+    await lore_table.turn(f"Now, {question}", "It is the glow you saw.")
+    assert "watched it twice" in lore_table.model.requests[-1].context  # found: no longer a secret
 
 
 async def test_when_no_lore_is_relevant_the_narrator_is_told_to_say_it_improvises(lore_table):

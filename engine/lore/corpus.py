@@ -4,7 +4,8 @@ Layout: `corpus/adventures/<id>/lore/**` is scope `adventure` (ref: the adventur
 is scope `world`. Each heading section of a Markdown file is a slice, addressed `scope:ref:slice`, the slice being
 the slugs of its heading path joined by dots (`gannet-rock-lighthouse.the-great-lens`). A heading ending in
 "(GM only)", or a file whose front matter says `visibility: gm`, is for the Game Master alone, with everything
-under it. Text files are one slice; a PDF is a slice per page. A file that cannot be read is reported, by name,
+under it; "(GM only: cask-door)" ties the section to the adventure's secret `cask-door`: NPCs who know that
+secret may read it, and so may everyone once the party has discovered it. Text files are one slice; a PDF is a slice per page. A file that cannot be read is reported, by name,
 and skipped; the rest still ingests.
 """
 
@@ -23,7 +24,7 @@ MAX_CHUNK_TOKENS = 300
 
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
 _FENCE = re.compile(r"^(```|~~~)")
-_GM_MARK = re.compile(r"\s*[\(\[]\s*gm[ -]?only\s*[\)\]]\s*$", re.I)
+_GM_MARK = re.compile(r"\s*[\(\[]\s*gm[ -]?only(?:\s*:\s*([a-z0-9][a-z0-9_-]*))?\s*[\)\]]\s*$", re.I)
 _SLUG = re.compile(r"[^a-z0-9]+")
 _SENTENCE = re.compile(r"(?<=[.!?…])[\"'”’)\]]*\s+(?=[A-Z0-9\"'“‘(\[])")
 
@@ -44,6 +45,7 @@ class Section:
     gm_only: bool
     source: str  # the file, relative to the corpus directory
     line: int = 1
+    secret: str | None = None  # the adventure secret a GM-only section belongs to
 
     @property
     def address(self) -> str:
@@ -66,14 +68,19 @@ class Chunk:
     text: str
     gm_only: bool
     source: str
+    secret: str | None = None
 
     @property
     def address(self) -> str:
         return f"{self.scope}:{self.ref}:{self.slice}"
 
+    def visible(self, gm: bool, secrets: frozenset[str] | set[str]) -> bool:
+        """Whether a reader may see it: the GM always; others public lore and the secrets they know."""
+        return gm or not self.gm_only or (self.secret is not None and self.secret in secrets)
+
     def metadata(self) -> dict[str, str | bool]:
         return {"scope": self.scope, "ref": self.ref, "slice": self.slice, "heading": self.heading,
-                "gm_only": self.gm_only, "source": self.source}
+                "gm_only": self.gm_only, "source": self.source, "secret": self.secret or ""}
 
 
 @dataclass
@@ -154,7 +161,7 @@ def markdown_sections(file: CorpusFile, text: str, problems: list[Problem]) -> l
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     gm_file, start = _front_matter(lines)
     sections: list[Section] = []
-    path: list[tuple[int, str, bool]] = []  # (level, heading, gm_only) from the top down
+    path: list[tuple[int, str, bool, str | None]] = []  # (level, heading, gm_only, secret) from the top down
     body: list[str] = []
     body_line = start + 1
     fenced = False
@@ -163,9 +170,10 @@ def markdown_sections(file: CorpusFile, text: str, problems: list[Problem]) -> l
     def close() -> None:
         content = "\n".join(body).strip()
         if path:
-            heading = [h for _, h, _ in path]
+            heading = [h for _, h, _, _ in path]
+            secret = next((sec for _, _, _, sec in reversed(path) if sec), None)
             sections.append(Section(file.scope, file.ref, ".".join(slug(h) or "section" for h in heading), heading,
-                                    content, gm_file or any(g for _, _, g in path), file.source, body_line))
+                                    content, gm_file or any(g for _, _, g, _ in path), file.source, body_line, secret))
         elif content:
             sections.append(_untitled(file, content, gm_file, body_line))
 
@@ -179,11 +187,11 @@ def markdown_sections(file: CorpusFile, text: str, problems: list[Problem]) -> l
         close()
         headings += 1
         level, title = len(m.group(1)), m.group(2).strip()
-        gm = bool(_GM_MARK.search(title))
+        mark = _GM_MARK.search(title)
         title = _GM_MARK.sub("", title).strip() or "Untitled"
         while path and path[-1][0] >= level:
             path.pop()
-        path.append((level, title, gm))
+        path.append((level, title, mark is not None, mark.group(1).lower() if mark and mark.group(1) else None))
         body, body_line = [], number
     close()
     if not headings and sections:
@@ -256,7 +264,7 @@ def chunk_section(section: Section, target: int = CHUNK_TOKENS, limit: int = MAX
     if current:
         chunks.append(current)
     return [Chunk(f"{section.address}#{n}", section.scope, section.ref, section.slice, section.title, text,
-                  section.gm_only, section.source) for n, text in enumerate(chunks)]
+                  section.gm_only, section.source, section.secret) for n, text in enumerate(chunks)]
 
 
 def _split_long(paragraph: str, target: int) -> list[str]:

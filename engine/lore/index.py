@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 log = structlog.get_logger(__name__)
 
-FORMAT = 1
+FORMAT = 2  # chunks.json's layout; another means the index is rebuilt
 COLLECTION = "lore"
 RRF_K = 60
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -279,8 +279,10 @@ class LoreIndex:
         return len(self._ids)
 
     def search(self, query: str, k: int = 5, *, refs: Iterable[tuple[str, str]] | None = None,
-               scope: str | None = None, gm: bool = False, method: str = "hybrid", per_slice: int = 1) -> list[Hit]:
-        """The best chunks for the query, best first: only from the (scope, ref) pairs given, public ones unless gm.
+               scope: str | None = None, gm: bool = False, secrets: Iterable[str] = (), method: str = "hybrid",
+               per_slice: int = 1) -> list[Hit]:
+        """The best chunks for the query, best first: only from the (scope, ref) pairs given, public ones (and those
+        of the `secrets` the reader knows) unless gm.
 
         `method` is hybrid, bm25 or vector (the last two for measuring); at most `per_slice` chunks of one slice.
         """
@@ -291,8 +293,10 @@ class LoreIndex:
             return []
         allowed_refs = set(refs) if refs is not None else None
 
+        known = frozenset(secrets)
+
         def allowed(c: Chunk) -> bool:
-            return ((gm or not c.gm_only) and (scope is None or c.scope == scope)
+            return (c.visible(gm, known) and (scope is None or c.scope == scope)
                     and (allowed_refs is None or (c.scope, c.ref) in allowed_refs))
 
         w = self.weights
@@ -369,7 +373,7 @@ class LoreIndex:
             # GM-only chunks are filtered here rather than by Chroma (its filter scans every row); take extra.
             result = collection.query(query_embeddings=vector, n_results=min(total, depth * 2), include=["distances"])
             got = [(d, cid) for cid, d in zip(result["ids"][0], result["distances"][0]) if cid in chunks and allowed(chunks[cid])]
-            if len(got) < depth and len(result["ids"][0]) < total and not gm:
+            if len(got) < depth and len(result["ids"][0]) < total and not gm and not known:
                 result = collection.query(query_embeddings=vector, n_results=min(total, depth), where={"gm_only": False},
                                           include=["distances"])
                 got = [(d, cid) for cid, d in zip(result["ids"][0], result["distances"][0]) if cid in chunks and allowed(chunks[cid])]
@@ -381,27 +385,30 @@ class LoreIndex:
 
     # -- slices ---------------------------------------------------------------------------------------------------
 
-    def slices(self, *, refs: Iterable[tuple[str, str]] | None = None, gm: bool = False) -> dict[str, str]:
+    def slices(self, *, refs: Iterable[tuple[str, str]] | None = None, gm: bool = False,
+               secrets: Iterable[str] = ()) -> dict[str, str]:
         """Every slice address that has text, with its heading, in corpus order."""
         allowed_refs = set(refs) if refs is not None else None
+        known = frozenset(secrets)
         with self._lock:
             chunks = list(self._chunks.values())
         out: dict[str, str] = {}
         for c in chunks:
-            if (gm or not c.gm_only) and (allowed_refs is None or (c.scope, c.ref) in allowed_refs):
+            if c.visible(gm, known) and (allowed_refs is None or (c.scope, c.ref) in allowed_refs):
                 out.setdefault(c.address, c.heading)
         return out
 
-    def slice_text(self, address: str, *, gm: bool = False) -> tuple[str, str] | None:
+    def slice_text(self, address: str, *, gm: bool = False, secrets: Iterable[str] = ()) -> tuple[str, str] | None:
         """(heading, text) of one slice, its chunks joined in order; a heading with no text of its own gives its
         subsections' text, each under its heading. None if there is no such slice (or, without gm, it is GM-only)."""
         with self._lock:
             chunks = list(self._chunks.values())
-        own = [c for c in chunks if c.address == address and (gm or not c.gm_only)]
+        known = frozenset(secrets)
+        own = [c for c in chunks if c.address == address and c.visible(gm, known)]
         if own:
             own.sort(key=lambda c: int(c.id.rsplit("#", 1)[1]))
             return own[0].heading, "\n\n".join(c.text for c in own)
-        under = [c for c in chunks if c.address.startswith(address + ".") and (gm or not c.gm_only)]
+        under = [c for c in chunks if c.address.startswith(address + ".") and c.visible(gm, known)]
         if not under:
             return None
         parts: list[str] = []

@@ -2,7 +2,8 @@
 
 Passages go into the per-turn context (never the cached system prompt), numbered [1]..[n]. The agent cites them
 as [n]; the markers are taken out of the reply players read and become a "Sources" line instead. Only public lore
-is ever retrieved for a turn: GM-only sections are filtered out in the search itself, whoever the agent is.
+is retrieved for a turn, plus GM-only sections tied to a secret the reader may know (visibility.lore_secrets):
+the rest of the GM-only lore is filtered out in the search itself, whoever the agent is.
 """
 
 from __future__ import annotations
@@ -54,11 +55,13 @@ def query_for(state: GameState, text: str, npc: NPC | None) -> str:
 
 
 async def passages_for(index: LoreIndex, settings: LoreSettings, state: GameState, text: str,
-                       npc: NPC | None) -> list[Hit]:
-    """The relevant public passages for this message, best first, within the turn's lore budget."""
+                       npc: NPC | None, secrets: frozenset[str] = frozenset()) -> list[Hit]:
+    """The relevant passages for this message (public lore, and that of the `secrets` the reader may know), best
+    first, within the turn's lore budget."""
     query = query_for(state, text, npc)
     # The search embeds the query and reads the index: work for a thread, not for the event loop.
-    hits = await asyncio.to_thread(index.search, query, settings.passages, refs=refs_of(state), gm=False)
+    hits = await asyncio.to_thread(index.search, query, settings.passages, refs=refs_of(state), gm=False,
+                                   secrets=secrets)
     kept: list[Hit] = []
     budget = settings.turn_token_budget
     for hit in hits:

@@ -1,7 +1,7 @@
 """Lore tools: get_lore_slice (one named section, compacted) and search_lore (the best passages for a question).
 
-Both read only public lore of the game's own adventure and world, whichever agent asks: GM-only sections are
-filtered out in the index itself. Each turn may make `[lore] max_calls_per_turn` of these calls (a refused one is
+Both read only the game's own adventure and world lore: public sections, and GM-only ones tied to a secret the
+asking agent may know (discovered by the party, or known to the NPC); the index filters the rest out itself. Each turn may make `[lore] max_calls_per_turn` of these calls (a refused one is
 an error observation that costs nothing of the turn's general tool quota) within `[lore] turn_token_budget`.
 """
 
@@ -19,6 +19,7 @@ from ..errors import ToolError
 from ..lore.retrieval import refs_of
 from ..lore.slices import SliceResult, closest, compact, digest
 from ..tags import escape
+from ..visibility import lore_secrets
 from .registry import EVERY_AGENT, Args, ToolContext, tool
 
 log = structlog.get_logger(__name__)
@@ -72,9 +73,10 @@ def get_lore_slice(ctx: ToolContext, args: LoreSliceArgs) -> str:
         raise ToolError(f"this game's lore is {known}; there is no {args.scope} '{args.ref}' here")
     address = f"{args.scope}:{args.ref}:{args.slice}"
     _spend(ctx, settings, "get_lore_slice")
-    found = index.slice_text(address)  # public lore only, whoever asks
+    secrets = lore_secrets(ctx.state, ctx.viewer)
+    found = index.slice_text(address, secrets=secrets)  # public lore, and the secrets this reader may know
     if found is None:
-        names = [a.split(":", 2)[2] for a in index.slices(refs=[(args.scope, args.ref)])]
+        names = [a.split(":", 2)[2] for a in index.slices(refs=[(args.scope, args.ref)], secrets=secrets)]
         near = closest(args.slice, names)
         raise ToolError(f"there is no slice '{args.slice}' in {args.scope} {args.ref}"
                         + (f"; the nearest are: {', '.join(near)}" if near else ""))
@@ -109,7 +111,8 @@ async def search_lore(ctx: ToolContext, args: SearchLoreArgs) -> str:
     started = time.perf_counter()
     index, settings = _lore(ctx)
     _spend(ctx, settings, "search_lore")
-    hits = await asyncio.to_thread(index.search, args.query, settings.passages, refs=refs_of(ctx.state), gm=False)
+    hits = await asyncio.to_thread(index.search, args.query, settings.passages, refs=refs_of(ctx.state), gm=False,
+                                   secrets=lore_secrets(ctx.state, ctx.viewer))
     hits = [h for h in hits if h.relevant(settings.min_similarity, settings.min_bm25)]
     room = _budget(ctx, settings)
     lines: list[str] = []
