@@ -46,6 +46,8 @@ class LoreSettings(Model):
     min_tokens: int = Field(80, ge=20, le=1000)  # and never below this many
     cache_ttl_s: int = Field(3600, ge=0, le=86_400)
     turn_token_budget: int = Field(1500, ge=100, le=20_000)  # lore tokens one turn may take in all
+    recall: int = Field(2, ge=0, le=10)  # exchanges from earlier in the game recalled into the context (0: off)
+    recall_min_similarity: float = Field(0.45, ge=0, le=1)  # how close an old exchange must be to be recalled
 
 
 class EngineConfig(Model):

@@ -59,6 +59,7 @@ class Engine:
         self.last_suggestions: dict[str, list[Suggestion]] = {}
         self.summary_backoff: dict[str, summary.Backoff] = {}
         self._summarizing: dict[str, asyncio.Task[None]] = {}  # at most one background summary per channel
+        self._running: dict[str, asyncio.Task[None]] = {}  # other background work, one per key
         self._background: set[asyncio.Task[None]] = set()
 
     @asynccontextmanager
@@ -254,7 +255,35 @@ class Engine:
         # The reply goes out now; a due summary runs beside the next turns, not in front of them.
         if await self.deps.store.count_messages(playing.session.id, result.state.summary_upto) > self.deps.config.turn.summarize_after:
             self._summarize_later(channel_id)
+        if self.deps.lore is not None:
+            self._later(f"memory:{channel_id}", self.remember(playing.session.id, result.state))
         return result
+
+    async def remember(self, session_id: int, state: GameState) -> int:
+        """Index this game's committed exchanges that its memory lacks (embedding runs in a thread)."""
+        assert self.deps.lore is not None
+        memory = self.deps.lore.memory
+        upto = await asyncio.to_thread(memory.indexed_upto, session_id)
+        fresh = await self.deps.store.messages(session_id, after_id=upto, limit=2000, oldest=True)
+        return await asyncio.to_thread(memory.sync, session_id, fresh, state) if fresh else 0
+
+    def _later(self, key: str, work: Awaitable[object]) -> None:
+        """Background work, one at a time per key; a failure is logged (what it skipped is done next time)."""
+        if key in self._running:
+            work.close()  # type: ignore[attr-defined]  # the one running will be followed by the next turn's
+            return
+
+        async def guarded() -> None:
+            try:
+                await work
+            except Exception:
+                log.exception("background_failed", task=key)
+
+        task = asyncio.create_task(guarded())
+        self._running[key] = task
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+        task.add_done_callback(lambda _: self._running.pop(key, None))
 
     def _summarize_later(self, channel_id: str) -> None:
         if channel_id in self._summarizing:

@@ -482,7 +482,7 @@ class Store:
         latencies = sorted(c["latency_ms"] for c in calls)
         async with self.db.execute(
                 "SELECT ok, meta FROM tool_calls JOIN turns ON turns.id = tool_calls.turn_id "
-                "WHERE turns.session_id = ? AND name IN ('get_lore_slice', 'search_lore')", (session_id,)) as cur:
+                "WHERE turns.session_id = ? AND name IN ('get_lore_slice', 'search_lore', 'recall')", (session_id,)) as cur:
             lore = [(bool(row[0]), json.loads(row[1])) for row in await cur.fetchall()]
         lookups = [m for ok, m in lore if ok]
         cacheable = [m for m in lookups if "cache_hit" in m]

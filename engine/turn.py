@@ -9,6 +9,7 @@ number of times), never written over it.
 
 from __future__ import annotations
 
+import asyncio
 import random
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Awaitable, Callable
@@ -20,6 +21,7 @@ from .context import game_context, history_messages, visible_history
 from .errors import BadInput, GameError, ModelError, NoCharacter, NoGameRunning, ProviderConfigError, StaleSession, TurnFailed
 from .loop import AgentRun, Limits, ModelCall, run_agent
 from .lore.index import Hit
+from .lore.memory import Memory, recall_lines
 from .lore.retrieval import Source, cite, context_block, passages_for
 from .models import ModelRequest
 from .orchestrator import Route, route
@@ -137,7 +139,8 @@ async def begin(turn: Turn, deps: Deps) -> None:
     turn.seed = turn_seed(state.seed, turn.seq)
     turn.work = state.model_copy(deep=True)
     npc_id = chosen.npc.id if chosen.npc else None
-    turn.ctx = ToolContext(turn.work, random.Random(turn.seed), chosen.agent, turn.author_id, npc_id, deps)
+    turn.ctx = ToolContext(turn.work, random.Random(turn.seed), chosen.agent, turn.author_id, npc_id, deps,
+                           session_id=turn.session.id)
     fresh = Message(channel_id=turn.session.channel_id, author_id=turn.author_id, author_name=turn.author_name,
                     agent=AgentType.PLAYER, npc_id=npc_id, text=turn.text, witnesses=list(state.party.npc_ids))
     if turn.player is None:
@@ -177,6 +180,7 @@ async def context(turn: Turn, deps: Deps) -> None:
     history = await deps.store.messages(turn.session.id, after_id=0 if npc_agent else state.summary_upto,
                                         limit=cfg.turn.history_messages * (4 if npc_agent else 1))
     seen = visible_history(history, chosen.agent, npc_id)[-cfg.turn.history_messages:]
+    memories = await _recall(turn, deps, before_id=seen[0].id if seen else None)
     turn.hints = suggest(state, turn.text, chosen.agent, chosen.npc) if cfg.turn.suggestions else []
     settings = cfg.agent(chosen.agent)
     stop = ["<observation>"] + [f"</{t.name}>" for t in tools_for(chosen.agent)]
@@ -184,9 +188,27 @@ async def context(turn: Turn, deps: Deps) -> None:
         agent=chosen.agent, model=settings.model, system=system_prompt(chosen.agent, chosen.npc),
         context="\n\n".join(filter(None, [game_context(state, chosen.agent, turn.author_id, chosen.npc),
                                           context_block(turn.passages) if turn.lore_checked else "",
+                                          ("## Earlier in this game (from the log; older than the history below)\n"
+                                           + recall_lines(memories)) if memories else "",  # escaped when stored
                                           format_suggestions(turn.hints)])),
         messages=history_messages([*seen, turn.player], chosen.agent, npc_id, state), stop=stop,
         temperature=settings.temperature, max_tokens=settings.max_tokens)
+
+
+async def _recall(turn: Turn, deps: Deps, before_id: int | None) -> list[Memory]:
+    """Exchanges from earlier in the game, older than the history the agent reads, that bear on the message."""
+    settings = deps.config.lore
+    if deps.lore is None or not settings.recall or before_id is None or turn.route is None:
+        return []
+    npc = turn.route.npc
+    try:
+        found = await asyncio.to_thread(deps.lore.memory.recall, turn.session.id, turn.text, settings.recall,
+                                        npc_id=npc.id if turn.route.agent is AgentType.NPC and npc else None,
+                                        before_id=before_id)
+    except Exception as exc:  # memory is a help, not a requirement: the turn goes on without it
+        log.warning("recall_failed", channel_id=turn.session.channel_id, error=f"{type(exc).__name__}: {exc}")
+        return []
+    return [m for m in found if m.similarity is not None and m.similarity >= settings.recall_min_similarity]
 
 
 async def run(turn: Turn, deps: Deps) -> None:

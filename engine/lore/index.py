@@ -123,6 +123,9 @@ class LoreIndex:
         self._bm25: Any = None
         self._stemmer: Any = None
         self.slice_cache = SliceCache()
+        from .memory import GameMemory
+
+        self.memory = GameMemory(self)  # the game's own past, in the same stores
         self._load()
 
     # -- storage --------------------------------------------------------------------------------------------------

@@ -16,8 +16,10 @@ import structlog
 from pydantic import Field
 
 from ..errors import ToolError
+from ..lore.memory import recall_lines
 from ..lore.retrieval import refs_of
 from ..lore.slices import SliceResult, closest, compact, digest
+from ..state import AgentType
 from ..tags import escape
 from ..visibility import lore_secrets
 from .registry import EVERY_AGENT, Args, ToolContext, tool
@@ -136,3 +138,33 @@ async def search_lore(ctx: ToolContext, args: SearchLoreArgs) -> str:
     if not lines:
         return "Nothing in this game's lore answers that. If you must invent, say you are improvising."
     return "Lore passages (cite them as [n]):\n" + "\n\n".join(lines)
+
+
+class RecallArgs(Args):
+    query: str = Field(min_length=2, max_length=300)
+
+
+@tool(example="<recall>what the innkeeper said about the key</recall>", agents=EVERY_AGENT, changes_state=False,
+      body="query")
+async def recall(ctx: ToolContext, args: RecallArgs) -> str:
+    """Look up what happened earlier in this game, beyond the history you see (an NPC recalls only what it witnessed)."""
+    started = time.perf_counter()
+    deps = ctx.deps
+    index = getattr(deps, "lore", None)
+    if index is None or ctx.session_id is None:
+        raise ToolError("this game keeps no searchable memory")
+    settings = deps.config.lore
+    _spend(ctx, settings, "recall")
+    memory = index.memory
+    upto = await asyncio.to_thread(memory.indexed_upto, ctx.session_id)
+    fresh = await deps.store.messages(ctx.session_id, after_id=upto, limit=2000, oldest=True)
+    if fresh:
+        await asyncio.to_thread(memory.sync, ctx.session_id, fresh, ctx.state)
+    npc_id = ctx.npc_id if ctx.agent is AgentType.NPC else None
+    found = await asyncio.to_thread(memory.recall, ctx.session_id, args.query, 3, npc_id=npc_id)
+    text = recall_lines(found)
+    tokens = len(text) // 4
+    ctx.counters["lore_tokens"] = ctx.counters.get("lore_tokens", 0) + tokens
+    ctx.meta.update(tokens=tokens, found=len(found), latency_ms=round((time.perf_counter() - started) * 1000, 2))
+    log.info("memory_recall", query=args.query[:80], found=len(found), latency_ms=ctx.meta["latency_ms"])
+    return f"From earlier in this game:\n{text}" if found else "Nothing earlier in this game matches that."

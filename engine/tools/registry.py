@@ -40,6 +40,7 @@ class ToolContext:
     actor_id: str | None = None
     npc_id: str | None = None
     deps: Any = None  # the engine's Deps, for tools that need more than the state (a lore index, say)
+    session_id: int | None = None  # the saved game this turn belongs to
     counters: dict[str, float] = field(default_factory=dict)  # per-turn tallies kept by tools (lore calls, tokens)
     passages: list[Any] = field(default_factory=list)  # lore the reply may cite as [n] (shared with the turn)
     meta: dict[str, Any] = field(default_factory=dict)  # filled by the tool being run, moved onto its ToolCall

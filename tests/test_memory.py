@@ -1,0 +1,60 @@
+"""The game's own past: a fact from early in a long game is recalled, the prompt stays flat, NPCs recall what they witnessed."""
+
+from __future__ import annotations
+
+from engine.state import AgentType
+from tests.conftest import CHANNEL
+from tests.test_lore_turn import embedder, lore_table  # noqa: F401  (fixtures)
+
+KEY = "I bury the silver key under the third oak behind the chapel."
+
+
+async def play_long_game(t, turns: int) -> list[int]:
+    cfg = t.engine.deps.config
+    t.engine.deps.config = cfg.model_copy(update={"turn": cfg.turn.model_copy(update={"history_messages": 6})})
+    sizes = []
+    await t.turn(KEY, "You bury it and mark the spot with a pebble.")
+    for i in range(turns):
+        await t.turn(f"I walk along the quay, counting boats, stretch {i}.", f"The gulls cry over boat {i}.")
+        await t.engine.drain()  # the exchange is indexed in the background
+        sizes.append(len(t.model.requests[-1].context) + sum(len(m.content) for m in t.model.requests[-1].messages))
+    return sizes
+
+
+async def test_an_early_fact_is_recalled_late_while_the_prompt_stays_flat(lore_table):
+    sizes = await play_long_game(lore_table, 24)
+    assert max(sizes[8:]) - min(sizes[8:]) < 200  # once the history window is full, the prompt stops growing
+    await lore_table.turn("Where did I bury the silver key?", "Under the third oak.")
+    context = lore_table.model.requests[-1].context
+    assert "## Earlier in this game" in context and "third oak behind the chapel" in context
+    history = "".join(m.content for m in lore_table.model.requests[-1].messages)
+    assert "third oak" not in history  # it came from memory, not from the history window
+    stats = await lore_table.engine.remember((await lore_table.engine.session(CHANNEL)).id, await lore_table.state())
+    assert stats == 0  # everything committed was already indexed in the background
+
+
+async def test_the_recall_tool_finds_it_and_an_npc_recalls_only_what_it_witnessed(lore_table):
+    await play_long_game(lore_table, 8)
+    result = await lore_table.turn("What did I do with the key?", "<recall>silver key buried</recall>", " Ah, the oak.")
+    [call] = result.calls
+    assert call.ok and "third oak" in call.observation and call.meta["found"] >= 1
+    said_to_ysolde = "@Ysolde I hid the copper ring inside my left boot."
+    await lore_table.turn(said_to_ysolde, "\"Clever,\" she says.")
+    await lore_table.engine.drain()
+    npc = await lore_table.turn("@Ysolde do you remember where my key is, or the ring?",
+                                "<recall>silver key oak</recall>", " <recall>copper ring boot</recall>", " \"Hm.\"")
+    assert npc.agent is AgentType.NPC
+    key, ring = npc.calls
+    assert key.ok and "third oak" not in key.observation  # she was not there when the key was buried
+    assert ring.ok and "left boot" in ring.observation
+
+
+async def test_memory_is_rebuilt_from_the_log_when_the_vector_store_lost_it(lore_table):
+    await play_long_game(lore_table, 3)
+    session = await lore_table.engine.session(CHANNEL)
+    memory = lore_table.engine.deps.lore.memory
+    memory.index._connect().delete_collection(f"memory-s{session.id}")
+    memory._indexed.clear()
+    assert await lore_table.engine.remember(session.id, await lore_table.state()) == 4  # every exchange again
+    found = memory.recall(session.id, "silver key", 1)
+    assert found and "third oak" in found[0].text
