@@ -27,6 +27,8 @@ class Agent:
     tools: bool = True
     temperature: float = 0.7
     max_tokens: int = 1024
+    enabled: bool = True  # whether it runs unless the config says otherwise
+    borrows: AgentType | None = None  # with no provider or model of its own, it uses this agent's
 
 
 AGENTS: dict[AgentType, Agent] = {a.type: a for a in (
@@ -35,6 +37,13 @@ AGENTS: dict[AgentType, Agent] = {a.type: a for a in (
     Agent(AgentType.NPC, prompts.NPC_ROLE, "witnessed", "", tuple(prompts.NPC_EXAMPLE), temperature=0.8, max_tokens=700),
     Agent(AgentType.SUMMARIZER, prompts.SUMMARIZER, "none", "Summary", speaks=False, tools=False, temperature=0.3,
           max_tokens=600),
+    # Grounding agents: one short JSON answer each, before the turn's main agent (engine/grounding.py).
+    Agent(AgentType.REFEREE, prompts.REFEREE, "none", "Referee", speaks=False, tools=False, temperature=0.0,
+          max_tokens=300, borrows=AgentType.NARRATIVE),
+    Agent(AgentType.PLANNER, prompts.PLANNER, "none", "Planner", speaks=False, tools=False, temperature=0.0,
+          max_tokens=120, enabled=False, borrows=AgentType.NARRATIVE),
+    Agent(AgentType.PERSONA, prompts.PERSONA, "none", "Persona", speaks=False, tools=False, temperature=0.3,
+          max_tokens=600, borrows=AgentType.NARRATIVE),
 )}
 
 
@@ -65,6 +74,14 @@ def system_prompt(agent: AgentType, npc: NPC | None = None) -> str:
         if npc is None:
             raise ValueError("the npc agent needs an NPC")
         role = role.format(name=escape(npc.name)) + f"\n\n## Who you are\n{npc.name} (id {npc.id}). {escape(npc.persona)}"
+        if npc.card is not None:  # drawn from the lore the first time it spoke; the same text every turn after
+            card = npc.card
+            lines = [f"Speech: {card.speech_style}" if card.speech_style else "",
+                     f"Traits: {', '.join(card.traits)}" if card.traits else "",
+                     f"Background: {card.background}" if card.background else "",
+                     f"You know: {'; '.join(card.knows)}" if card.knows else "",
+                     "Lines in your voice: " + " / ".join(f'"{x}"' for x in card.example_lines) if card.example_lines else ""]
+            role += "\n\n## Your character card\n" + escape("\n".join(x for x in lines if x))
     return f"{role}\n\n{prompts.TAG_RULES}\n\n{tool_reference(agent)}"
 
 

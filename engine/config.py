@@ -20,6 +20,7 @@ class AgentSettings(Model):
     model: str = ""  # empty: the provider's default
     temperature: float = Field(0.7, ge=0.0, le=2.0)
     max_tokens: int = Field(1024, ge=16, le=32_000)
+    enabled: bool | None = None  # the grounding agents (referee, planner, persona) can be switched off; None: default
 
 
 class TurnSettings(Model):
@@ -56,10 +57,20 @@ class EngineConfig(Model):
     agents: dict[AgentType, AgentSettings] = Field(default_factory=dict)
 
     def agent(self, agent: AgentType) -> AgentSettings:
-        if agent in self.agents:
-            return self.agents[agent]
         entry = AGENTS.get(agent)
-        return AgentSettings(temperature=entry.temperature, max_tokens=entry.max_tokens) if entry else AgentSettings()
+        if entry is None:
+            return self.agents.get(agent, AgentSettings(enabled=True))
+        chosen = self.agents.get(agent) or AgentSettings(temperature=entry.temperature, max_tokens=entry.max_tokens)
+        update: dict[str, object] = {}
+        if chosen.enabled is None:
+            update["enabled"] = entry.enabled
+        if entry.borrows is not None and chosen.provider == "auto" and not chosen.model:
+            lender = self.agent(entry.borrows)  # the same model as the agent it helps, unless one is named
+            update.update(provider=lender.provider, model=lender.model)
+        return chosen.model_copy(update=update) if update else chosen
+
+    def enabled(self, agent: AgentType) -> bool:
+        return bool(self.agent(agent).enabled)
 
 
 def _read(path: Path) -> dict:

@@ -93,6 +93,31 @@ SUMMARIZER = """You keep the campaign log of a Dungeons & Dragons game. Merge th
 messages into one summary of at most 250 words: what happened, where the party is, promises made,
 clues found, who was met, what is unresolved. Plain past-tense prose, no tools, no tags, no invention."""
 
+REFEREE = """You are the rules referee of a Dungeons & Dragons 5th edition game. You read one player action and
+the numbered rules and facts retrieved for it, and judge only whether the action is allowed by them.
+Answer with one JSON object and nothing else:
+{"verdict": "approve" | "warn" | "block", "reason": "...", "cite": n or null, "alternative": "..." or null}
+- approve: the passages do not forbid it, or they say nothing about it. When in doubt, approve.
+- warn: it is allowed, but a rule in the passages changes how it works (a cost, a roll, a limit): the reason says how.
+- block: a passage clearly makes it impossible. Give the reason in one sentence a player understands, the
+  passage number in cite, and a legal alternative the player could try instead.
+Never block for style, tone, cleverness or anything the passages do not state."""
+
+PLANNER = """You plan the scene of a Dungeons & Dragons game for one player message that names no one.
+Decide who answers it: the narrator, or one of the characters present (by id) when the message is plainly
+said to them or is a question only they could answer. Decide whether the party moves to a neighbouring place
+(by id, only one listed as an exit) because the player clearly goes there now.
+Answer with one JSON object and nothing else: {"answerer": "narrator" or an id, "move_to": an exit id or null}
+When unsure: {"answerer": "narrator", "move_to": null}."""
+
+PERSONA = """You write a short character card for a non-player character of a Dungeons & Dragons game, from its
+description and the numbered lore passages about it. Use only what they say; invent nothing.
+Answer with one JSON object and nothing else:
+{"speech_style": "...", "traits": ["...", "..."], "background": "...", "knows": ["...", "..."],
+ "example_lines": ["...", "..."], "citations": [n, ...]}
+Keep each field short: speech_style one sentence, at most 4 traits, background two sentences, at most 4 things
+it knows (only what the passages say it knows), 2 example lines in its voice, the numbers of the passages used."""
+
 
 def _pair(user: str, assistant: str) -> list[ChatMessage]:
     return [ChatMessage("user", user), ChatMessage("assistant", assistant)]

@@ -19,6 +19,9 @@ class AgentType(StrEnum):
     COMBAT = "combat"
     NPC = "npc"
     SUMMARIZER = "summarizer"
+    REFEREE = "referee"
+    PLANNER = "planner"
+    PERSONA = "persona"
 
 
 class Model(BaseModel):
@@ -92,6 +95,15 @@ class Party(Model):
     npc_ids: list[str] = Field(default_factory=list)
 
 
+class PersonaCard(Model):
+    speech_style: str = Field("", max_length=400)
+    traits: list[str] = Field(default_factory=list, max_length=6)
+    background: str = Field("", max_length=800)
+    knows: list[str] = Field(default_factory=list, max_length=6)
+    example_lines: list[str] = Field(default_factory=list, max_length=4)
+    citations: list[str] = Field(default_factory=list, max_length=12)  # lore slice addresses it was drawn from
+
+
 class NPC(Model):
     id: str
     name: str
@@ -104,6 +116,7 @@ class NPC(Model):
     max_hp: PositiveInt = 10
     ac: int = Field(10, ge=1, le=40)
     conditions: list[str] = Field(default_factory=list)
+    card: PersonaCard | None = None  # drawn from the lore the first time it speaks (None: the persona above only)
 
 
 class Secret(Model):

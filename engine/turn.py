@@ -1,4 +1,5 @@
-"""One player's turn as a short list of stages: check → begin → lore → context → run → citations → commit.
+"""One player's turn as a short list of stages: checks → begin → planner → lore → referee → persona → context →
+run → citations → commit.
 
 Each stage is a plain async function of the turn's working data and the engine's Deps; a new stage (a referee,
 a planner, a verifier) is one function here and one line in STAGES. Whatever fails, the saved game stays as it
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Awaitable, Callable
 
 import structlog
 
+from . import grounding
 from .agents import system_prompt
 from .context import game_context, history_messages, visible_history
 from .errors import BadInput, GameError, ModelError, NoCharacter, NoGameRunning, ProviderConfigError, StaleSession, TurnFailed
@@ -64,6 +66,9 @@ class Turn:
     hints: list[Suggestion] = field(default_factory=list)
     request: ModelRequest | None = None
     passages: list[Hit] = field(default_factory=list)  # lore the agent may cite, numbered from 1
+    grounding_calls: list[ModelCall] = field(default_factory=list)  # the referee's, planner's or persona's call
+    grounding_tools: list[ToolCall] = field(default_factory=list)  # tools a grounding stage ran (a planned move)
+    referee_note: str = ""  # the referee's warning, for the agent's context
     lore_checked: bool = False  # whether the lore index was consulted (so silence means "nothing relevant")
     sources: list[Source] = field(default_factory=list)  # the passages the reply cited
     run: AgentRun = field(default_factory=AgentRun)
@@ -150,6 +155,7 @@ async def begin(turn: Turn, deps: Deps) -> None:
         turn.player.npc_id, turn.player.witnesses = fresh.npc_id, fresh.witnesses
     turn.record = TurnRecord(seq=turn.seq, agent=chosen.agent, npc_id=npc_id, status="ok", seed=turn.seed,
                              started_at=utcnow())
+    turn.grounding_calls, turn.grounding_tools, turn.referee_note = [], [], ""
 
 
 async def lore(turn: Turn, deps: Deps) -> None:
@@ -161,7 +167,8 @@ async def lore(turn: Turn, deps: Deps) -> None:
     if turn.route.agent not in (AgentType.NARRATIVE, AgentType.COMBAT, AgentType.NPC):
         return
     try:
-        state, npc = turn.session.state, turn.route.npc
+        state = turn.work or turn.session.state
+        npc = state.npcs.get(turn.route.npc.id) if turn.route.npc else None
         viewer = Viewer(turn.route.agent, npc.id if npc else None, turn.author_id)
         turn.passages = await passages_for(deps.lore, settings, state, turn.text, npc, lore_secrets(state, viewer))
         turn.lore_checked = True
@@ -173,21 +180,24 @@ async def lore(turn: Turn, deps: Deps) -> None:
 
 async def context(turn: Turn, deps: Deps) -> None:
     """What the agent is told: its system prompt, the state as it may know it, the history it witnessed, hints."""
-    state, chosen, cfg = turn.session.state, turn.route, deps.config
+    # The working copy: what grounding stages before this one changed (a move, a persona card) is already in it.
+    state, chosen, cfg = turn.work or turn.session.state, turn.route, deps.config
     assert chosen is not None and turn.player is not None
     npc_id = chosen.npc.id if chosen.npc else None
+    npc = state.npcs.get(npc_id) if npc_id else None
     npc_agent = chosen.agent is AgentType.NPC
     history = await deps.store.messages(turn.session.id, after_id=0 if npc_agent else state.summary_upto,
                                         limit=cfg.turn.history_messages * (4 if npc_agent else 1))
     seen = visible_history(history, chosen.agent, npc_id)[-cfg.turn.history_messages:]
     memories = await _recall(turn, deps, before_id=seen[0].id if seen else None)
-    turn.hints = suggest(state, turn.text, chosen.agent, chosen.npc) if cfg.turn.suggestions else []
+    turn.hints = suggest(state, turn.text, chosen.agent, npc) if cfg.turn.suggestions else []
     settings = cfg.agent(chosen.agent)
     stop = ["<observation>"] + [f"</{t.name}>" for t in tools_for(chosen.agent)]
     turn.request = ModelRequest(
-        agent=chosen.agent, model=settings.model, system=system_prompt(chosen.agent, chosen.npc),
-        context="\n\n".join(filter(None, [game_context(state, chosen.agent, turn.author_id, chosen.npc),
+        agent=chosen.agent, model=settings.model, system=system_prompt(chosen.agent, npc),
+        context="\n\n".join(filter(None, [game_context(state, chosen.agent, turn.author_id, npc),
                                           context_block(turn.passages) if turn.lore_checked else "",
+                                          turn.referee_note,
                                           ("## Earlier in this game (from the log; older than the history below)\n"
                                            + recall_lines(memories)) if memories else "",  # escaped when stored
                                           format_suggestions(turn.hints)])),
@@ -234,18 +244,20 @@ async def commit(turn: Turn, deps: Deps) -> None:
     """The player's message, the reply, every state change and the tool log, in one write, if nobody wrote first."""
     assert turn.work is not None and turn.route is not None and turn.player is not None and turn.record is not None
     turn.work.turn = turn.seq
-    turn.record.model_calls = [asdict(c) for c in turn.run.model_calls]
+    turn.record.model_calls = [asdict(c) for c in [*turn.grounding_calls, *turn.run.model_calls]]
     turn.record.sources = [s.chunk_id for s in turn.sources]
     speaker = turn.route.npc
     answer = Message(channel_id=turn.session.channel_id, author_id=f"npc:{speaker.id}" if speaker else NARRATOR_ID,
                      author_name=speaker.name if speaker else "Narrator", agent=turn.route.agent,
                      npc_id=speaker.id if speaker else None, text=turn.reply, witnesses=list(turn.work.party.npc_ids))
     turn.turn_id = await deps.store.commit_turn(turn.session.id, turn.work, [turn.player, answer], turn.record,
-                                                call_rows(turn.run.calls), version=turn.session.version)
+                                                call_rows([*turn.grounding_tools, *turn.run.calls]),
+                                                version=turn.session.version)
 
 
 Stage = Callable[[Turn, "Deps"], Awaitable[None]]
-STAGES: tuple[Stage, ...] = (checks, begin, lore, context, run, citations, commit)
+STAGES: tuple[Stage, ...] = (checks, begin, grounding.planner, lore, grounding.referee, grounding.persona, context, run,
+                             citations, commit)
 
 
 # -- playing the stages ----------------------------------------------------------------------------------------------
@@ -275,8 +287,8 @@ async def play(turn: Turn, deps: Deps) -> TurnResult:
     log.info("turn_done", channel_id=turn.session.channel_id, agent=turn.route.agent.value,
              npc=turn.route.npc.id if turn.route.npc else None, tools=len(turn.run.calls))
     npc = turn.work.npcs.get(turn.route.npc.id) if turn.route.npc else None
-    return TurnResult(turn.reply, turn.route.agent, npc, turn.run.calls, turn.run.model_calls, turn.turn_id, turn.work,
-                      turn.request, turn.sources)
+    return TurnResult(turn.reply, turn.route.agent, npc, [*turn.grounding_tools, *turn.run.calls],
+                      [*turn.grounding_calls, *turn.run.model_calls], turn.turn_id, turn.work, turn.request, turn.sources)
 
 
 async def _failed(turn: Turn, deps: Deps, exc: BaseException) -> GameError:
@@ -285,7 +297,7 @@ async def _failed(turn: Turn, deps: Deps, exc: BaseException) -> GameError:
     record = turn.record or TurnRecord(seq=turn.seq or turn.session.state.turn + 1, agent=AgentType.NARRATIVE,
                                        npc_id=None, status="failed", seed=turn.seed, started_at=utcnow())
     record.status, record.error = "failed", f"{type(exc).__name__}: {exc}"
-    record.model_calls = [asdict(c) for c in turn.run.model_calls]
+    record.model_calls = [asdict(c) for c in [*turn.grounding_calls, *turn.run.model_calls]]
     if isinstance(exc, (ModelError, GameError)):
         log.warning("turn_failed", channel_id=turn.session.channel_id, error=record.error)
     else:

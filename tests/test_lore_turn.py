@@ -29,7 +29,29 @@ A faint green glow pulses below the north cliff after dark; the harbormaster has
 RULES = """# Combat
 ## Critical Hits
 When an attack roll shows a natural 20, the attack hits and its damage dice are rolled twice.
+
+## Ranged Attacks While Prone
+A prone creature cannot make a ranged weapon attack with a crossbow or a bow; it must stand up first, which
+costs half its movement.
 """
+
+PEOPLE = """# People of Saltmere
+## Ysolde Marrick's Youth
+Ysolde Marrick, the harbormaster, grew up on Net Lane and speaks in clipped sea-captain orders; she hates waste
+and keeps a ledger of every boat that leaves the harbor.
+"""
+
+
+def set_grounding(table, **on: bool) -> None:
+    from engine.config import AgentSettings
+
+    cfg = table.engine.deps.config
+    agents = dict(cfg.agents)
+    for name, enabled in on.items():
+        agent = AgentType(name)
+        agents[agent] = cfg.agent(agent).model_copy(update={"enabled": enabled})
+    table.engine.deps.config = cfg.model_copy(update={"agents": agents})
+    assert all(isinstance(a, AgentSettings) for a in agents.values())
 
 
 @pytest.fixture(scope="module")
@@ -42,22 +64,35 @@ async def lore_table(tmp_path, embedder):
     corpus = tmp_path / "corpus"
     (corpus / "adventures" / "saltmere-lantern" / "lore").mkdir(parents=True)
     (corpus / "adventures" / "saltmere-lantern" / "lore" / "tavern.md").write_text(TAVERN)
-    (corpus / "world" / "sundered-coast").mkdir(parents=True)
-    (corpus / "world" / "sundered-coast" / "combat.md").write_text(RULES)
+    (corpus / "adventures" / "saltmere-lantern" / "lore" / "people.md").write_text(PEOPLE)
+    (corpus / "world" / "sundered-coast" / "rules").mkdir(parents=True)
+    (corpus / "world" / "sundered-coast" / "rules" / "combat.md").write_text(RULES)
     (corpus / "world" / "elsewhere").mkdir(parents=True)  # another world's lore: never this game's
     (corpus / "world" / "elsewhere" / "ale.md").write_text("# Ales\n## Glimmer Ale\nA dark ale brewed by Odile's rival.\n")
     index = LoreIndex(tmp_path / "lore", embedder=embedder)
     index.ingest(corpus)
     t, ctx = await make_table(tmp_path / "g.db")
     t.engine.deps.lore = index
+    set_grounding(t, referee=False, planner=False, persona=False)  # each test of them switches its own on
     yield t
     await ctx.__aexit__(None, None, None)
 
 
+def number_of(text: str, heading: str) -> int:
+    """The citation number a passage got in a context or an observation."""
+    import re
+
+    return int(re.search(rf"\[(\d+)\] {re.escape(heading)}", text).group(1))
+
+
 async def test_passages_are_numbered_in_the_context_and_citations_become_sources(lore_table):
-    result = await lore_table.turn("What ale does Odile brew here?", "She pours Wrack Stout [1], dark as the sea [1].")
+    def reply(request):
+        n = number_of(request.context, "The Brine Cup › Wrack Stout")
+        return f"She pours Wrack Stout [{n}], dark as the sea [{n}]."
+
+    result = await lore_table.turn("What ale does Odile brew here?", reply)
     context = lore_table.model.requests[-1].context
-    assert "## Lore" in context and "[1] The Brine Cup › Wrack Stout" in context and "kelp and burnt barley" in context
+    assert "## Lore" in context and "kelp and burnt barley" in context
     system = lore_table.model.requests[-1].system
     assert "## Lore" not in system and "kelp" not in system  # never in the cached system prompt
     assert "Glimmer" not in context  # another world's lore is not this game's
@@ -228,11 +263,19 @@ async def test_lore_calls_have_their_own_quota_and_a_refusal_costs_no_general_qu
 
 
 async def test_search_lore_numbers_passages_after_the_turns_own_and_they_can_be_cited(lore_table):
+    given = []
+
+    def reply(request):  # the continuation sees its passages and the search's, numbered on from them
+        stout = number_of(request.context, "The Brine Cup › Wrack Stout")
+        crit = number_of(request.prefill, "Combat › Critical Hits")
+        given.append((stout, crit, len(request.context.split("\n[")) - 1))
+        return f" Stout [{stout}], and a twenty doubles the dice [{crit}]."
+
     result = await lore_table.turn("What ale does Odile brew?",
-                                   "Hm. <search_lore>critical hit natural twenty damage</search_lore>",
-                                   " Stout [1], and a twenty doubles the dice [2].")
+                                   "Hm. <search_lore>critical hit natural twenty damage</search_lore>", reply)
     [call] = result.calls
-    assert call.ok and call.observation.startswith("Lore passages") and "[2] Combat › Critical Hits" in call.observation
+    [(stout, crit, in_context)] = given
+    assert call.ok and call.observation.startswith("Lore passages") and crit == in_context + 1  # numbered on
     assert result.reply == "Hm. Stout, and a twenty doubles the dice."
     assert [s.address for s in result.sources] == ["adventure:saltmere-lantern:the-brine-cup.wrack-stout",
                                                    "world:sundered-coast:combat.critical-hits"]
