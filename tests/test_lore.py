@@ -233,3 +233,43 @@ def test_a_gm_only_section_may_be_tied_to_a_secret():
     assert chunk.visible(False, {"cask-door"}) and not chunk.visible(False, {"sea-stair"}) and chunk.visible(True, set())
     [plain] = chunk_section(sections("# B\n## Plot (GM only)\nThe twist.")[1])
     assert plain.secret is None and not plain.visible(False, {"cask-door"})
+
+
+def test_a_chroma_server_named_by_chroma_host_holds_the_vectors(tmp_path, embedder, corpus):
+    """Several processes share one Chroma server (CHROMA_HOST): a real `chroma run` on loopback."""
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    chroma = Path(sys.executable).parent / "chroma"
+    if not chroma.exists():
+        pytest.skip("chromadb's `chroma` command is not installed beside this Python")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = subprocess.Popen([str(chroma), "run", "--path", str(tmp_path / "server"), "--host", "127.0.0.1",
+                               "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline or server.poll() is not None:
+                    raise AssertionError("the Chroma server did not start")
+                time.sleep(0.2)
+        first = LoreIndex(tmp_path / "one", embedder=embedder, chroma_host=f"127.0.0.1:{port}")
+        assert first.ingest(corpus).chunks_embedded == 11
+        assert first.search("Wrack Stout", k=1)[0].chunk.slice == "saltmere.the-brine-cup"
+        assert not (tmp_path / "one" / "chroma").exists()  # the vectors are on the server, not here
+        second = LoreIndex(tmp_path / "two", embedder=embedder, chroma_host=f"127.0.0.1:{port}")
+        second.ingest(corpus)  # another process: its own word index, the same server's vectors
+        assert second.search("natural 20 damage dice", k=1, scope="world")[0].chunk.slice == "combat.critical-hits"
+        assert sum(second._stored_counts({("adventure", "saltmere"), ("world", "coast")}).values()) == 11
+    finally:
+        server.terminate()
+        server.wait(10)
+    with pytest.raises(Exception, match="Chroma server"):
+        LoreIndex(tmp_path / "three", embedder=embedder, chroma_host=f"127.0.0.1:{port}").ingest(corpus)
