@@ -253,37 +253,33 @@ def chunk_section(section: Section, target: int = CHUNK_TOKENS, limit: int = MAX
             pieces.append(paragraph)
             continue
         pieces += _split_long(paragraph, target)
-    chunks: list[str] = []
-    current = ""
-    for piece in pieces:
-        if current and _tokens(current) + _tokens(piece) > target:
-            chunks.append(current)
-            current = piece
-        else:
-            current = f"{current}\n\n{piece}" if current else piece
-    if current:
-        chunks.append(current)
     return [Chunk(f"{section.address}#{n}", section.scope, section.ref, section.slice, section.title, text,
-                  section.gm_only, section.source, section.secret) for n, text in enumerate(chunks)]
+                  section.gm_only, section.source, section.secret)
+            for n, text in enumerate(_pack(pieces, target, "\n\n"))]
 
 
 def _split_long(paragraph: str, target: int) -> list[str]:
-    out: list[str] = []
-    current = ""
+    sentences: list[str] = []
     for sentence in _SENTENCE.split(paragraph):
         while _tokens(sentence) > target:  # one endless sentence (a table, a list without stops): cut by size
             cut = sentence.rfind(" ", 0, target * 4)
             cut = cut if cut > target else target * 4
-            head, sentence = sentence[:cut], sentence[cut:].lstrip()
-            if current:
-                out.append(current)
-                current = ""
-            out.append(head)
-        if current and _tokens(current) + _tokens(sentence) > target:
+            sentences.append(sentence[:cut])
+            sentence = sentence[cut:].lstrip()
+        sentences.append(sentence)
+    return _pack(sentences, target, " ")
+
+
+def _pack(pieces: list[str], target: int, joiner: str) -> list[str]:
+    """Consecutive pieces joined while they fit in about `target` tokens."""
+    out: list[str] = []
+    current = ""
+    for piece in pieces:
+        if current and _tokens(current) + _tokens(piece) > target:
             out.append(current)
-            current = sentence
+            current = piece
         else:
-            current = f"{current} {sentence}" if current else sentence
+            current = f"{current}{joiner}{piece}" if current else piece
     if current:
         out.append(current)
     return out
