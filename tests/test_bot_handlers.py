@@ -269,3 +269,26 @@ def test_status_and_tracker_fit_one_message_in_a_huge_fight(state):
     status = status_embed(state)
     tracker = combat_embed(state, budget=EMBED_BUDGET - len(status) - 50)
     assert len(status) + len(tracker) <= 6000
+
+
+async def test_reload_corpus_reindexes_the_lore_and_reports_it(bot, tmp_path):
+    import shutil
+
+    from engine.lore.index import LoreIndex
+    from tests.conftest import CORPUS
+
+    corpus = tmp_path / "corpus"
+    shutil.copytree(CORPUS / "adventures" / "saltmere-lantern", corpus / "adventures" / "saltmere-lantern",
+                    ignore=shutil.ignore_patterns("lore"))
+    lore = corpus / "adventures" / "saltmere-lantern" / "lore"
+    lore.mkdir()
+    (lore / "bell.md").write_text("# The Bell\n## Casting\nCast in 1022 at Coldharbour.\n")
+    (lore / "empty.md").write_text("")
+    bot.settings.corpus = corpus
+    bot.engine.deps.lore = LoreIndex(tmp_path / "lore")
+    i = interaction(bot)
+    await AdminCog(bot).reload_corpus.callback(AdminCog(bot), i)
+    [(text, kwargs)] = i.followup.sent
+    assert text.startswith("✅ saltmere-lantern: The Drowned Lantern of Saltmere") and kwargs["ephemeral"]
+    assert "Lore: 1 file(s): 1 new or changed" in text and "empty.md: is empty" in text
+    assert bot.engine.deps.lore.search("when was the bell cast", k=1)[0].chunk.slice == "the-bell.casting"
