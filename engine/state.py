@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, PositiveInt
 
 ABILITIES = ("strength", "dexterity", "constitution", "intelligence", "wisdom", "charisma")
 COINS = ("cp", "sp", "gp", "pp")
+COIN_VALUE = {"cp": 1, "sp": 10, "gp": 100, "pp": 1000}  # in copper, at 5e rates
 
 
 class AgentType(StrEnum):
@@ -68,6 +69,58 @@ class Currency(Model):
     def describe(self) -> str:
         parts = [f"{getattr(self, c)} {c}" for c in reversed(COINS) if getattr(self, c)]
         return ", ".join(parts) or "no coin"
+
+    def total_cp(self) -> int:
+        return sum(getattr(self, c) * COIN_VALUE[c] for c in COINS)
+
+    def pay(self, coin: str, amount: int) -> list[str]:
+        """Take `amount` of `coin`, using other coins and making change at 5e rates when that coin runs short.
+
+        Returns what was broken or used besides the coin itself (empty when the coin sufficed). The caller checks
+        first that the purse holds enough in all (total_cp).
+        """
+        cost = amount * COIN_VALUE[coin]
+        assert cost <= self.total_cp()
+        notes: list[str] = []
+        use = min(getattr(self, coin), amount)
+        setattr(self, coin, getattr(self, coin) - use)
+        cost -= use * COIN_VALUE[coin]
+        smaller = [c for c in COINS if COIN_VALUE[c] < COIN_VALUE[coin]]
+        larger = [c for c in COINS if COIN_VALUE[c] > COIN_VALUE[coin]]
+        for c in reversed(smaller):  # small change first, as a buyer would: only what divides evenly
+            if cost <= 0:
+                break
+            take = min(getattr(self, c), cost // COIN_VALUE[c])
+            if take:
+                setattr(self, c, getattr(self, c) - take)
+                cost -= take * COIN_VALUE[c]
+                notes.append(f"pays {take} {c}")
+        for c in larger:  # then break the smallest larger coins, taking change back
+            if cost <= 0:
+                break
+            take = min(getattr(self, c), -(-cost // COIN_VALUE[c]))
+            if take:
+                setattr(self, c, getattr(self, c) - take)
+                cost -= take * COIN_VALUE[c]
+                notes.append(f"breaks {take} {c}")
+        for c in reversed(smaller):  # what small coins are left, if a larger one could not cover the rest
+            if cost <= 0:
+                break
+            take = min(getattr(self, c), -(-cost // COIN_VALUE[c]))
+            if take:
+                setattr(self, c, getattr(self, c) - take)
+                cost -= take * COIN_VALUE[c]
+                notes.append(f"pays {take} {c}")
+        if cost < 0:  # change, in the largest coins that fit
+            change = -cost
+            given = []
+            for c in reversed(COINS):
+                n, change = divmod(change, COIN_VALUE[c])
+                if n:
+                    setattr(self, c, getattr(self, c) + n)
+                    given.append(f"{n} {c}")
+            notes.append(f"gets {', '.join(given)} in change")
+        return notes
 
 
 class Character(Model):

@@ -73,6 +73,22 @@ def test_currency_give_and_take(state):
     assert state.characters["u1"].currency.sp == 12
 
 
+def test_paying_a_coin_one_lacks_makes_change_at_5e_rates(state):
+    ctx = ctx_for(state)  # Aria has 10 gp and no silver
+    paid = call(ctx, '<modify_inventory currency="sp" quantity="-5"/>')  # a rope for 5 sp
+    assert paid.ok and "breaks 1 gp" in paid.observation and "5 sp in change" in paid.observation
+    assert state.characters["u1"].currency.model_dump() == {"cp": 0, "sp": 5, "gp": 9, "pp": 0}
+    assert call(ctx, '<modify_inventory currency="cp" quantity="-3"/>').ok  # breaks a silver piece
+    assert state.characters["u1"].currency.model_dump() == {"cp": 7, "sp": 4, "gp": 9, "pp": 0}
+    failing(ctx, '<modify_inventory currency="pp" quantity="-1"/>', "cannot pay 1 pp", "worth 0.947 pp", "nothing was paid")
+    paid = call(ctx, '<modify_inventory currency="gp" quantity="-10"/>')  # 9 gp, then 4 sp and 60 cp of small change
+    assert not paid.ok and "cannot pay 10 gp" in paid.observation
+    state.characters["u1"].currency.cp = 60
+    paid = call(ctx, '<modify_inventory currency="gp" quantity="-10"/>')
+    assert paid.ok and "pays 4 sp" in paid.observation and "pays 60 cp" in paid.observation
+    assert state.characters["u1"].currency.model_dump() == {"cp": 0, "sp": 0, "gp": 0, "pp": 0}
+
+
 def test_inventory_errors_never_go_negative(state):
     ctx = ctx_for(state)
     failing(ctx, '<modify_inventory item="crown jewels" quantity="-1"/>', "has no 'crown jewels'")

@@ -8,7 +8,7 @@ from pydantic import Field, model_validator
 
 from ..dice import roll as roll_dice
 from ..errors import BadInput, ToolError
-from ..state import NPC, Character, Item, Participant
+from ..state import COIN_VALUE, NPC, Character, Item, Participant
 from ..visibility import character_card, require_counterpart
 from .registry import COMBAT, EVERY_AGENT, NARRATIVE, NPC_AGENT, Args, ToolContext, tool
 
@@ -70,12 +70,17 @@ def modify_inventory(ctx: ToolContext, args: InventoryArgs) -> str:
     ch = ctx.character(args.character)
     require_counterpart(ctx, ch)
     if args.currency is not None:
-        have = getattr(ch.currency, args.currency)
-        if have + args.quantity < 0:
-            raise ToolError(f"{ch.name} has only {have} {args.currency}, cannot take {-args.quantity}")
-        setattr(ch.currency, args.currency, have + args.quantity)
-        verb = "gains" if args.quantity > 0 else "loses"
-        return f"{ch.name} {verb} {abs(args.quantity)} {args.currency}; purse now {ch.currency.describe()}."
+        if args.quantity > 0:
+            setattr(ch.currency, args.currency, getattr(ch.currency, args.currency) + args.quantity)
+            return f"{ch.name} gains {args.quantity} {args.currency}; purse now {ch.currency.describe()}."
+        cost = -args.quantity
+        if ch.currency.total_cp() < cost * COIN_VALUE[args.currency]:
+            raise ToolError(f"{ch.name} cannot pay {cost} {args.currency}: the purse holds only "
+                            f"{ch.currency.describe()} (worth {ch.currency.total_cp() / COIN_VALUE[args.currency]:g} "
+                            f"{args.currency} in all). Nothing was paid; the narration must say so")
+        change = ch.currency.pay(args.currency, cost)
+        how = f" ({'; '.join(change)})" if change else ""
+        return f"{ch.name} loses {cost} {args.currency}{how}; purse now {ch.currency.describe()}."
     assert args.item is not None
     held = ch.item(args.item)
     if args.quantity < 0:
