@@ -55,18 +55,21 @@ turn, resolve the action they describe; on an enemy's or ally's turn, choose a s
 Be brisk and cinematic: two to four sentences a turn.
 
 ## When to call a tool
-- Every attack: <roll>1d20+5</roll> against the target's AC; on a hit roll damage, then
-  <update_hp target="Bandit 1" amount="6" kind="damage"/>. A natural 20 doubles the damage dice.
+- Every attack: <attack attacker="Tamsin" target="Bandit 1" weapon="longsword" bonus="5" damage="1d8+3"/>.
+  The engine rolls to hit against the target's AC, rolls damage only on a hit (a natural 20 doubles the
+  dice) and applies it: narrate what its observation says, never a different outcome.
+- Other damage or healing (a fall, a spell's effect): update_hp. A potion drunk in the fight:
+  modify_inventory to use it up, a roll for its healing, then update_hp.
 - After each combatant's action: <next_turn/>, then continue with the next combatant if it is not a player's turn.
 - When no enemy is left standing, or they flee or surrender: <end_combat outcome="…"/>.
 - NOT for describing the scene or answering a question about the fight: the tracker below has the numbers.
 
 ## Example
 Player: I swing my longsword at the bandit!
-You: <roll>1d20+5</roll><observation>1d20+5 → 17 …</observation> The blade bites past his guard.
-<roll>1d8+3</roll><observation>1d8+3 → 8 …</observation>
-<update_hp target="Bandit 1" amount="8" kind="damage"/><observation>… HP 0/8. … is defeated.</observation>
-He crumples against the cart. <next_turn/><observation>Round 1, Bandit Chief's turn …</observation>"""
+You: <attack attacker="Tamsin" target="Bandit 1" weapon="longsword" bonus="5" damage="1d8+3"/>
+<observation>Tamsin attacks Bandit 1 with longsword: 1d20+5 → 17 vs AC 12, hit; damage 1d8+3 → 8. Bandit 1
+takes 8 damage: HP 0/8. Bandit 1 is defeated.</observation> The blade bites past his guard; he crumples
+against the cart. <next_turn/><observation>Round 1, Bandit Chief's turn …</observation>"""
 
 NPC_ROLE = """You are playing one character in a Dungeons & Dragons 5th edition game in Discord, and only that
 character: {name}. Speak in the first person, in your own voice, one to three short paragraphs.
@@ -135,9 +138,9 @@ NARRATIVE_EXAMPLE = (
 COMBAT_EXAMPLE = (
     _pair(
         "[Tamsin (player example)]: I stab the goblin.",
-        "<roll>1d20+5</roll><observation>1d20+5 → 16 (1d20 (11) + 5 = 16)</observation> A hit! <roll>1d6+3</roll>"
-        "<observation>1d6+3 → 7 (1d6 (4) + 3 = 7)</observation>"
-        '<update_hp target="Goblin" amount="7" kind="damage"/><observation>Goblin takes 7 damage: HP 0/7. Goblin is defeated.</observation>'
+        '<attack attacker="Tamsin" target="Goblin" weapon="shortsword" bonus="5" damage="1d6+3"/>'
+        "<observation>Tamsin attacks Goblin with shortsword: 1d20+5 → 16 vs AC 13, hit; damage 1d6+3 → 7. "
+        "Goblin takes 7 damage: HP 0/7. Goblin is defeated.</observation>"
         " The goblin crumples. <next_turn/><observation>Round 1, Wolf's turn (enemy).</observation>"))
 NPC_EXAMPLE = (
     _pair(

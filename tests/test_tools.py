@@ -441,3 +441,71 @@ def test_quests_in_other_scripts_stay_apart(state):
     assert call(ctx, '<fail_quest quest="Спасти деревню"/>').ok
     statuses = {q.title: q.status for q in state.quests.values()}
     assert statuses["Найти кольцо"] == "active" and statuses["Спасти деревню"] == "failed" and statuses["村を救う"] == "active"
+
+
+# --- attacks the engine resolves -------------------------------------------------------------------------------------
+
+def fight(state, ac: int, hp: int = 30, seed: int = 1):
+    ctx = ctx_for(state, seed=seed)
+    assert call(ctx, f'<start_combat>{{"enemy": [{{"name": "Rat", "hp": {hp}, "ac": {ac}}}]}}</start_combat>').ok
+    rat = next(p for p in state.combat.order if p.name == "Rat")
+    return ctx_for(state, agent=COMBAT, seed=seed), rat
+
+
+def attack_until(state_factory, ac, tag, wanted, hp=30):
+    """Seeds are deterministic: find the first whose attack reads as wanted."""
+    for seed in range(1, 400):
+        state = state_factory()
+        cctx, rat = fight(state, ac, hp, seed)
+        result = call(cctx, tag)
+        if wanted(result.observation):
+            return state, rat, result
+    raise AssertionError("no seed gave that outcome")
+
+
+def test_an_attack_rolls_against_ac_and_deals_damage_only_on_a_hit(state):
+    import re
+
+    from tests.conftest import new_state
+
+    tag = '<attack attacker="Aria" target="Rat" weapon="longsword" bonus="4" damage="1d8+2"/>'
+    state, rat, hit = attack_until(new_state, 12, tag, lambda o: ", hit;" in o)
+    dealt = int(re.search(r"damage 1d8\+2 → (\d+)", hit.observation).group(1))
+    assert hit.ok and "Aria attacks Rat with longsword: 1d20+4 →" in hit.observation and "vs AC 12" in hit.observation
+    assert rat.hp == 30 - dealt and f"Rat takes {dealt} damage: HP {30 - dealt}/30." in hit.observation
+    state, rat, miss = attack_until(new_state, 12, tag, lambda o: ", miss" in o)
+    assert miss.ok and "No damage." in miss.observation and rat.hp == 30  # a miss rolls no damage at all
+    total = int(re.search(r"→ (-?\d+) vs AC", miss.observation).group(1))
+    assert total < 12 or "natural 1" in miss.observation
+
+
+def test_a_natural_20_hits_anything_and_doubles_the_dice_and_a_natural_1_always_misses(state):
+    from tests.conftest import new_state
+
+    tag = '<attack attacker="Aria" target="Rat" bonus="-5" damage="1d6+2"/>'
+    state, rat, crit = attack_until(new_state, 30, tag, lambda o: "critical" in o)
+    assert "critical hit (damage dice doubled); damage 2d6+2 →" in crit.observation and rat.hp < 30
+    tag = '<attack attacker="Aria" target="Rat" bonus="25" damage="1d6"/>'
+    state, rat, fumble = attack_until(new_state, 5, tag, lambda o: "natural 1" in o)
+    assert ", miss (natural 1). No damage." in fumble.observation and rat.hp == 30
+
+
+def test_attack_arguments_and_defaults(state):
+    cctx, rat = fight(state, ac=10)
+    before = state.model_copy(deep=True)
+    failing(cctx, '<attack target="Nobody" damage="1d6"/>', "no one called 'Nobody'")
+    failing(cctx, '<attack target="Rat" damage="a fistful"/>', "bad arguments")
+    failing(cctx, '<attack attacker="Rat" target="Aria" damage="1d4"/>', "give the attack's bonus")
+    assert unchanged(state, before)
+    default = call(cctx, '<attack target="Rat" damage="1d8"/>')  # the acting player's character, its own bonus
+    aria = state.characters["u1"]
+    bonus = 2 + max(aria.abilities.mod("strength"), aria.abilities.mod("dexterity"))
+    assert default.ok and default.observation.startswith(f"Aria attacks Rat: 1d20{bonus:+d} →")
+    enemy = call(cctx, '<attack attacker="Rat" target="Aria" bonus="3" damage="1d4" roll="advantage"/>')
+    assert enemy.ok and "Rat attacks Aria: 1d20+3 adv →" in enemy.observation
+
+
+def test_the_combat_agent_can_use_up_a_potion(state):
+    cctx, _ = fight(state, ac=10)
+    used = call(cctx, '<modify_inventory item="healing potion" quantity="-1"/>')
+    assert used.ok and "loses 1 × healing potion" in used.observation

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 from pydantic import Field, model_validator
@@ -64,7 +65,7 @@ class InventoryArgs(Args):
 
 @tool(example='<modify_inventory item="healing potion" quantity="1"/> gives one; quantity="-1" takes one; '
               '<modify_inventory currency="gp" quantity="-5"/> takes 5 gold',
-      agents={NARRATIVE, NPC_AGENT}, changes_state=True)
+      agents={NARRATIVE, COMBAT, NPC_AGENT}, changes_state=True)
 def modify_inventory(ctx: ToolContext, args: InventoryArgs) -> str:
     """Give (positive quantity) or take (negative) an item or coins; use it whenever anything changes hands."""
     ch = ctx.character(args.character)
@@ -102,6 +103,60 @@ def modify_inventory(ctx: ToolContext, args: InventoryArgs) -> str:
     return f"{ch.name} gains {args.quantity} × {held.name} (now {held.quantity})."
 
 
+class AttackArgs(Args):
+    attacker: str | None = Field(None, max_length=60)  # default: the acting player's character
+    target: str = Field(min_length=1, max_length=60)
+    weapon: str | None = Field(None, max_length=60)  # for the record, and what the players read
+    bonus: int | None = Field(None, ge=-10, le=30)  # to hit; a character's default: proficiency + best of STR/DEX
+    damage: str = Field(min_length=3, max_length=40, pattern=r"^\s*\d{0,2}d\d{1,3}(\s*[+-]\s*\d{1,3})?\s*$")
+    roll: Literal["normal", "advantage", "disadvantage"] = "normal"
+
+
+_DICE_TERM = re.compile(r"(\d*)d(\d+)")
+
+
+@tool(example='<attack attacker="Tamsin" target="Goblin 1" weapon="shortsword" bonus="5" damage="1d6+3"/>',
+      agents={NARRATIVE, COMBAT}, changes_state=True)
+def attack(ctx: ToolContext, args: AttackArgs) -> str:
+    """One attack, resolved by the engine: the to-hit roll against the target's AC, damage only on a hit (a natural 20 doubles the dice), applied to the target."""
+    attacker = _attacker_name(ctx, args.attacker)
+    target = resolve_hp_target(ctx, args.target)
+    bonus = args.bonus if args.bonus is not None else _default_bonus(ctx, args.attacker)
+    mode = {"advantage": " adv", "disadvantage": " dis"}.get(args.roll, "")
+    to_hit = roll_dice(f"1d20{bonus:+d}{mode}", ctx.rng)
+    with_what = f" with {args.weapon}" if args.weapon else ""
+    head = f"{attacker} attacks {target.name}{with_what}: {to_hit.expression} → {to_hit.total} vs AC {target.ac}"
+    if to_hit.natural == 1 or (to_hit.natural != 20 and to_hit.total < target.ac):
+        return f"{head}, miss{' (natural 1)' if to_hit.natural == 1 else ''}. No damage."
+    critical = to_hit.natural == 20
+    expression = _DICE_TERM.sub(lambda m: f"{2 * int(m.group(1) or 1)}d{m.group(2)}", args.damage) if critical else args.damage
+    hurt = roll_dice(expression, ctx.rng)
+    applied = _apply_hp(target, max(0, hurt.total), "damage")
+    kind = "critical hit (damage dice doubled)" if critical else "hit"
+    return f"{head}, {kind}; damage {hurt.expression} → {hurt.total}. {applied}"
+
+
+def _attacker_name(ctx: ToolContext, ref: str | None) -> str:
+    if ref is None:
+        return ctx.character(None).name
+    key = ref.strip().lower()
+    for p in ctx.state.combat.order if ctx.state.combat.active else []:
+        if p.name.lower() == key or p.id == key:
+            return p.name
+    found = ctx.state.find_character(ref) or ctx.state.find_npc(ref)
+    if found is None:
+        raise ToolError(f"no one called '{ref}' can attack here")
+    return found.name
+
+
+def _default_bonus(ctx: ToolContext, ref: str | None) -> int:
+    ch = ctx.character(ref) if ref is None or ctx.state.find_character(ref) else None
+    if ch is None:
+        raise ToolError("give the attack's bonus (to hit) for anyone but a player character")
+    proficiency = 2 + (ch.level - 1) // 4
+    return proficiency + max(ch.abilities.mod("strength"), ch.abilities.mod("dexterity"))
+
+
 class HpArgs(Args):
     amount: int = Field(ge=1, le=10_000)
     kind: Literal["damage", "healing"] = "damage"
@@ -112,9 +167,12 @@ class HpArgs(Args):
       agents={NARRATIVE, COMBAT}, changes_state=True)
 def update_hp(ctx: ToolContext, args: HpArgs) -> str:
     """Apply damage or healing to a character, NPC or combatant; hit points stay between 0 and their maximum."""
-    target = resolve_hp_target(ctx, args.target)
+    return _apply_hp(resolve_hp_target(ctx, args.target), args.amount, args.kind)
+
+
+def _apply_hp(target: Character | NPC | Participant, amount: int, kind: str) -> str:
     hp, max_hp = target.hp or 0, target.max_hp or 1
-    new = max(0, hp - args.amount) if args.kind == "damage" else min(max_hp, hp + args.amount)
+    new = max(0, hp - amount) if kind == "damage" else min(max_hp, hp + amount)
     target.hp = new
     conditions = target.conditions
     name = target.name
@@ -133,9 +191,9 @@ def update_hp(ctx: ToolContext, args: HpArgs) -> str:
             if c in conditions:
                 conditions.remove(c)
                 note = f" {name} is no longer {c}."
-    if args.kind == "damage" and hp == 0:
+    if kind == "damage" and hp == 0:
         note = f" {name} was already at 0 HP."
-    change = f"takes {hp - new} damage" if args.kind == "damage" else f"regains {new - hp} HP"
+    change = f"takes {hp - new} damage" if kind == "damage" else f"regains {new - hp} HP"
     return f"{name} {change}: HP {new}/{max_hp}.{note}"
 
 
