@@ -24,7 +24,7 @@ from engine.lore.retrieval import sources_line
 from engine.turn import interrupted_notice
 
 HELP = """Type what your character does, or @Name to speak to someone here. Commands:
-  /roll 2d6          roll dice           /sheet        your character sheet
+  /roll 2d6 [for X]  roll dice           /sheet        your character sheet
   /inventory         what you carry      /quests       the quest log
   /rest short|long   rest                /status       where you are, the party, any combat
   /sources on|off    name the lore used  /help         this help
@@ -153,7 +153,11 @@ class Terminal:
         return await self.engine.state(self.channel)
 
     async def cmd_roll(self, expression: str) -> None:
-        self.out(f"🎲 {self.engine.roll(expression).describe()}")
+        """`/roll 1d20+3 for perception`: in a game, the GM sees it in the story."""
+        expression, _, reason = expression.partition(" for ")
+        rolled = self.engine.roll(expression.strip())
+        name = await self.engine.record_roll(self.channel, self.user_id, self.user_name, rolled, reason or None)
+        self.out(f"🎲 {name + ' rolls ' if name else ''}{rolled.describe()}{' for ' + reason.strip() if reason.strip() else ''}")
 
     async def cmd_sheet(self, _: str) -> None:
         self.out(wrap(character_sheet(await self.engine.character(self.channel, self.user_id))))

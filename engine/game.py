@@ -236,6 +236,22 @@ class Engine:
         """A roll at the table, outside any turn."""
         return roll_dice(expression, self.deps.rng)
 
+    async def record_roll(self, channel_id: str, owner_id: str, author_name: str, rolled: Roll,
+                          reason: str | None = None) -> str | None:
+        """Put a player's own roll into the game's history, under their character's name, so the GM sees it.
+
+        Returns that name; None when there is no game here or the player has no character (nothing is logged)."""
+        session = await self.deps.store.load_session(channel_id)
+        character = session.state.characters.get(owner_id) if session is not None else None
+        if session is None or character is None:
+            return None
+        why = " ".join((reason or "").split())[:80]
+        text = f"{character.name} rolls {rolled.describe()}" + (f" for {why}" if why else "") + "."
+        line = Message(channel_id=channel_id, author_id=owner_id, author_name=author_name, agent=AgentType.PLAYER,
+                       text=text, witnesses=list(session.state.party.npc_ids))
+        await self.deps.store.add_messages(session.id, [line])
+        return character.name
+
     # -- turns ----------------------------------------------------------------------------------------------------
 
     async def check_action(self, channel_id: str, author_id: str, text: str) -> Route:

@@ -337,6 +337,12 @@ class Store:
                 m.id = await self._insert_message(db, session_id, m)
             return new
 
+    async def add_messages(self, session_id: int, messages: list[Message]) -> None:
+        """Log lines that change nothing in the game (a player's own dice roll): no state write, no version bump."""
+        async with self.transaction() as db:
+            for m in messages:
+                m.id = await self._insert_message(db, session_id, m)
+
     async def begin_turn(self, session_id: int, player_message: Message) -> int:
         """Store the player's words the moment their turn starts (pending), so a crash cannot lose them."""
         player_message.status = "pending"

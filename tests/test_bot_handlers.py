@@ -142,8 +142,14 @@ async def test_roll_transformer_rolls_and_refuses_nonsense_kindly(bot):
         await DiceTransformer().transform(interaction(bot), "two dice please")
     assert "not a dice expression" in user_message(err.value)
     i = interaction(bot)
-    await PlayCog(bot).roll.callback(PlayCog(bot), i, roll)
-    assert i.response.sent.texts()[0].startswith("🎲 bob rolls 2d6+1 →")
+    await PlayCog(bot).roll.callback(PlayCog(bot), i, roll, "perception")
+    said = i.response.sent.texts()[0]
+    assert said.startswith("🎲 Aria (bob) rolls 2d6+1 →") and said.endswith(" for perception")
+    # The roll is in the story: the Game Master's next prompt shows it, under the character's name.
+    bot.table.model.add("You notice a loose plank.")
+    await bot.engine.take_turn(CHANNEL, "u1", "bob", "What do I notice?")
+    history = "\n".join(m.content for m in bot.table.model.requests[-1].messages)
+    assert f"Aria rolls {roll.describe()} for perception." in history
 
 
 async def test_tree_turns_errors_into_short_ephemeral_answers(bot, caplog):

@@ -44,11 +44,17 @@ class PlayCog(commands.Cog):
         await self.bot.play(interaction.channel, interaction.user, action, followup=interaction.followup)
 
     @app_commands.command(name="roll")
-    @app_commands.describe(dice="For example 1d20+3, 2d6, 4d6kh3 or 1d20+2 adv")
-    async def roll(self, interaction: discord.Interaction, dice: app_commands.Transform[Roll, DiceTransformer]) -> None:
-        """Roll dice."""
-        name = discord.utils.escape_markdown(interaction.user.display_name)
-        await interaction.response.send_message(f"🎲 {name} rolls {dice.describe()}", allowed_mentions=NO_PINGS)
+    @app_commands.describe(dice="For example 1d20+3, 2d6, 4d6kh3 or 1d20+2 adv",
+                           reason="What it is for (e.g. perception); the Game Master sees it in the story")
+    async def roll(self, interaction: discord.Interaction, dice: app_commands.Transform[Roll, DiceTransformer],
+                   reason: app_commands.Range[str, 1, 80] | None = None) -> None:
+        """Roll dice (in a game, the Game Master sees the result)."""
+        player = discord.utils.escape_markdown(interaction.user.display_name)
+        character = await self.bot.engine.record_roll(str(interaction.channel_id), str(interaction.user.id),
+                                                      interaction.user.display_name, dice, reason)
+        who = f"{discord.utils.escape_markdown(character)} ({player})" if character else player
+        why = f" for {discord.utils.escape_markdown(reason)}" if reason else ""
+        await interaction.response.send_message(f"🎲 {who} rolls {dice.describe()}{why}", allowed_mentions=NO_PINGS)
 
     @app_commands.command(name="quests")
     async def quests(self, interaction: discord.Interaction) -> None:
