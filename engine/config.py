@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, ValidationError
 
@@ -33,6 +34,9 @@ class TurnSettings(Model):
     max_action_chars: int = Field(2000, ge=50, le=20_000)
     suggestions: bool = True  # the pre-flight tool suggestor adds hints to each agent's context
     generation_timeout: float = Field(180.0, ge=5, le=3600)  # seconds one model generation may take in all
+    # Post-flight verification of the story against the tools: off, flag (record misses) or correct (one
+    # corrective continuation asks the agent to make the missing call or revise its narration).
+    verify: Literal["off", "flag", "correct"] = "flag"
 
 
 class LoreSettings(Model):

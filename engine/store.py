@@ -126,11 +126,16 @@ async def _m4_lore(db: aiosqlite.Connection) -> None:
     """)
 
 
+async def _m5_verification(db: aiosqlite.Connection) -> None:
+    await _run_script(db, "ALTER TABLE turns ADD COLUMN checks TEXT NOT NULL DEFAULT '[]'")
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[aiosqlite.Connection], Any]]] = [
     (1, "initial", _m1_initial),
     (2, "channel_settings", _m2_channel_settings),
     (3, "versions_and_pending_turns", _m3_versions_and_pending_turns),
     (4, "lore_sources_and_tool_meta", _m4_lore),
+    (5, "verification", _m5_verification),
 ]
 
 
@@ -153,6 +158,7 @@ class TurnRecord:
     error: str | None = None
     model_calls: list[dict[str, Any]] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)  # chunk ids of the lore the reply cited
+    checks: list[dict[str, str]] = field(default_factory=list)  # the verifier's misses and what became of them
 
 
 @dataclass
@@ -414,9 +420,9 @@ class Store:
     async def _insert_turn(self, db: aiosqlite.Connection, session_id: int, t: TurnRecord) -> int:
         cur = await db.execute(
             "INSERT INTO turns (session_id, seq, agent, npc_id, status, seed, error, model_calls, started_at, finished_at, "
-            "sources) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "sources, checks) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (session_id, t.seq, t.agent.value, t.npc_id, t.status, t.seed, t.error, json.dumps(t.model_calls),
-             t.started_at.isoformat(), utcnow().isoformat(), json.dumps(t.sources)))
+             t.started_at.isoformat(), utcnow().isoformat(), json.dumps(t.sources), json.dumps(t.checks)))
         return cur.lastrowid or 0
 
     async def _insert_message(self, db: aiosqlite.Connection, session_id: int, m: Message) -> int:
@@ -447,7 +453,8 @@ class Store:
     async def turns(self, session_id: int) -> list[dict[str, Any]]:
         async with self.db.execute("SELECT * FROM turns WHERE session_id = ? ORDER BY id", (session_id,)) as cur:
             rows = await cur.fetchall()
-        return [dict(r) | {"model_calls": json.loads(r["model_calls"]), "sources": json.loads(r["sources"])} for r in rows]
+        return [dict(r) | {"model_calls": json.loads(r["model_calls"]), "sources": json.loads(r["sources"]),
+                           "checks": json.loads(r["checks"])} for r in rows]
 
     async def tool_calls(self, turn_id: int) -> list[ToolCallRow]:
         async with self.db.execute("SELECT * FROM tool_calls WHERE turn_id = ? ORDER BY seq", (turn_id,)) as cur:

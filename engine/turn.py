@@ -1,5 +1,5 @@
 """One player's turn as a short list of stages: checks → begin → planner → lore → referee → persona → context →
-run → citations → commit.
+run → verify → citations → commit.
 
 Each stage is a plain async function of the turn's working data and the engine's Deps; a new stage (a referee,
 a planner, a verifier) is one function here and one line in STAGES. Whatever fails, the saved game stays as it
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Awaitable, Callable
 
 import structlog
@@ -25,12 +25,14 @@ from .loop import AgentRun, Limits, ModelCall, run_agent
 from .lore.index import Hit
 from .lore.memory import Memory, recall_lines
 from .lore.retrieval import Source, cite, context_block, passages_for
-from .models import ModelRequest
+from .models import ChatMessage, ModelRequest
 from .orchestrator import Route, route
 from .state import NPC, AgentType, GameState, Message, utcnow
 from .store import Session, TurnRecord, call_rows
 from .suggestions import Suggestion, format_suggestions, suggest
 from .tools import TOOLS, ToolCall, ToolContext, tools_for
+from .verify import Verification, correction_request
+from .verify import verify as verify_reply
 from .visibility import Viewer, lore_secrets
 
 if TYPE_CHECKING:
@@ -69,6 +71,7 @@ class Turn:
     grounding_calls: list[ModelCall] = field(default_factory=list)  # the referee's, planner's or persona's call
     grounding_tools: list[ToolCall] = field(default_factory=list)  # tools a grounding stage ran (a planned move)
     referee_note: str = ""  # the referee's warning, for the agent's context
+    verification: Verification | None = None  # what the post-flight check found, and what became of it
     lore_checked: bool = False  # whether the lore index was consulted (so silence means "nothing relevant")
     sources: list[Source] = field(default_factory=list)  # the passages the reply cited
     run: AgentRun = field(default_factory=AgentRun)
@@ -88,6 +91,7 @@ class TurnResult:
     state: GameState
     request: ModelRequest
     sources: list[Source] = field(default_factory=list)  # lore the reply cited, for a "Sources" line
+    checks: list[dict[str, str]] = field(default_factory=list)  # the verifier's misses and their outcome
 
     def mechanics(self) -> list[str]:
         """What players may see of the turn's tools: dice, and the first sentence of each change (no GM notes)."""
@@ -155,7 +159,7 @@ async def begin(turn: Turn, deps: Deps) -> None:
         turn.player.npc_id, turn.player.witnesses = fresh.npc_id, fresh.witnesses
     turn.record = TurnRecord(seq=turn.seq, agent=chosen.agent, npc_id=npc_id, status="ok", seed=turn.seed,
                              started_at=utcnow())
-    turn.grounding_calls, turn.grounding_tools, turn.referee_note = [], [], ""
+    turn.grounding_calls, turn.grounding_tools, turn.referee_note, turn.verification = [], [], "", None
 
 
 async def lore(turn: Turn, deps: Deps) -> None:
@@ -233,6 +237,50 @@ async def run(turn: Turn, deps: Deps) -> None:
         raise ModelError("the model's reply was empty once tags and thinking were removed")
 
 
+async def verify(turn: Turn, deps: Deps) -> None:
+    """Compare the story with what the tools did; record each miss, and in `correct` mode ask the agent once to fix it."""
+    mode = deps.config.turn.verify
+    if mode == "off" or turn.route is None or turn.work is None or turn.request is None or turn.ctx is None:
+        return
+    calls = [*turn.grounding_tools, *turn.run.calls]
+    misses = verify_reply(turn.session.state, turn.work, turn.reply, calls, turn.route.agent)
+    turn.verification = Verification(misses, "flagged" if misses else "clean")
+    if not misses:
+        return
+    log.info("verifier_missed", channel_id=turn.session.channel_id, rules=[m.rule for m in misses], mode=mode)
+    if mode != "correct":
+        return
+    cfg = deps.config.turn
+    rounds_left = cfg.max_rounds - turn.run.rounds - 1
+    if rounds_left < 1:
+        turn.verification.outcome = "uncorrected"  # the round cap is spent: it is recorded, not fixed
+        return
+    request = replace(turn.request, prefill="", messages=[
+        *turn.request.messages, ChatMessage("assistant", turn.run.transcript),
+        ChatMessage("user", correction_request(misses))])
+    snapshot = turn.work.model_copy(deep=True)
+    again = AgentRun()
+    quota = max(1, cfg.tool_quota - sum(1 for c in turn.run.calls if c.ok))
+    try:
+        await run_agent(deps.models[turn.route.agent], request, turn.ctx,
+                        Limits(quota, rounds_left, generation_timeout=cfg.generation_timeout), deps.sleep, again)
+    except Exception as exc:  # the correction failed: the turn keeps its first reply and state
+        turn.work.__dict__.update(snapshot.__dict__)
+        turn.run.model_calls.extend(again.model_calls)
+        turn.verification.outcome = "uncorrected"
+        log.warning("verifier_correction_failed", channel_id=turn.session.channel_id, error=str(exc))
+        return
+    turn.run.model_calls.extend(again.model_calls)
+    turn.run.calls.extend(again.calls)
+    turn.run.rounds += again.rounds + 1
+    if again.reply:
+        turn.reply = again.reply
+    left = verify_reply(turn.session.state, turn.work, turn.reply, [*turn.grounding_tools, *turn.run.calls],
+                        turn.route.agent)
+    turn.verification.outcome = "corrected" if not left else "uncorrected"
+    log.info("verifier_corrected" if not left else "verifier_uncorrected", channel_id=turn.session.channel_id)
+
+
 async def citations(turn: Turn, deps: Deps) -> None:
     """The reply players read has no [n] markers; the passages it cited become its sources."""
     turn.reply, turn.sources = cite(turn.reply, turn.passages)
@@ -246,6 +294,7 @@ async def commit(turn: Turn, deps: Deps) -> None:
     turn.work.turn = turn.seq
     turn.record.model_calls = [asdict(c) for c in [*turn.grounding_calls, *turn.run.model_calls]]
     turn.record.sources = [s.chunk_id for s in turn.sources]
+    turn.record.checks = turn.verification.as_record() if turn.verification else []
     speaker = turn.route.npc
     answer = Message(channel_id=turn.session.channel_id, author_id=f"npc:{speaker.id}" if speaker else NARRATOR_ID,
                      author_name=speaker.name if speaker else "Narrator", agent=turn.route.agent,
@@ -257,7 +306,7 @@ async def commit(turn: Turn, deps: Deps) -> None:
 
 Stage = Callable[[Turn, "Deps"], Awaitable[None]]
 STAGES: tuple[Stage, ...] = (checks, begin, grounding.planner, lore, grounding.referee, grounding.persona, context, run,
-                             citations, commit)
+                             verify, citations, commit)
 
 
 # -- playing the stages ----------------------------------------------------------------------------------------------
@@ -288,7 +337,8 @@ async def play(turn: Turn, deps: Deps) -> TurnResult:
              npc=turn.route.npc.id if turn.route.npc else None, tools=len(turn.run.calls))
     npc = turn.work.npcs.get(turn.route.npc.id) if turn.route.npc else None
     return TurnResult(turn.reply, turn.route.agent, npc, [*turn.grounding_tools, *turn.run.calls],
-                      [*turn.grounding_calls, *turn.run.model_calls], turn.turn_id, turn.work, turn.request, turn.sources)
+                      [*turn.grounding_calls, *turn.run.model_calls], turn.turn_id, turn.work, turn.request, turn.sources,
+                      turn.verification.as_record() if turn.verification else [])
 
 
 async def _failed(turn: Turn, deps: Deps, exc: BaseException) -> GameError:
