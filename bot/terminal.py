@@ -27,7 +27,8 @@ HELP = """Type what your character does, or @Name to speak to someone here. Comm
   /roll 2d6 [for X]  roll dice           /sheet        your character sheet
   /inventory         what you carry      /quests       the quest log
   /rest short|long   rest                /status       where you are, the party, any combat
-  /sources on|off    name the lore used  /help         this help
+  /sources on|off    name the lore used  /debug [on|off] the GM's report on its tools
+  /help              this help
   /quit              save and leave (the game is kept)"""
 
 
@@ -75,7 +76,7 @@ class Terminal:
     def __post_init__(self) -> None:
         self.commands = {"/roll": self.cmd_roll, "/sheet": self.cmd_sheet, "/inventory": self.cmd_inventory,
                          "/quests": self.cmd_quests, "/rest": self.cmd_rest, "/status": self.cmd_status, "/help": self.cmd_help,
-                         "/sources": self.cmd_sources}
+                         "/sources": self.cmd_sources, "/debug": self.cmd_debug}
 
     async def open(self, adventure: str | None) -> None:
         """Resume this terminal's game, or start one."""
@@ -190,6 +191,14 @@ class Terminal:
             return
         await self.engine.set_sources(self.channel, mode.lower() == "on")
         self.out(f"The Sources line is {mode.lower()}.")
+
+    async def cmd_debug(self, mode: str) -> None:
+        """`/debug on|off`: the agent reports on its tools after each reply; `/debug` shows the last report."""
+        if mode.lower() in ("on", "off"):
+            await self.engine.set_debug(self.channel, mode.lower() == "on")
+            self.out(f"Debug mode is {mode.lower()}: the GM {'reports' if mode.lower() == 'on' else 'no longer reports'} on its tools.")
+            return
+        self.out(await self.engine.last_feedback(self.channel) or "No tool feedback yet: /debug on, then play a turn.")
 
     async def cmd_help(self, _: str) -> None:
         self.out(HELP)

@@ -229,6 +229,17 @@ class Engine:
     async def set_sources(self, channel_id: str, on: bool) -> None:
         await self.deps.store.set_sources(channel_id, on)
 
+    async def last_feedback(self, channel_id: str) -> str | None:
+        """The newest turn's debug-mode tool feedback here, as admins read it (None: no turn has any)."""
+        from .feedback import describe
+
+        session = await self.session(channel_id)
+        turns = [t for t in await self.deps.store.turns(session.id) if t["feedback"] is not None]
+        if not turns:
+            return None
+        last = turns[-1]
+        return f"Turn {last['seq']} ({last['agent']}):\n{describe(last['feedback'])}"
+
     async def telemetry(self, channel_id: str) -> dict:
         return await self.deps.store.telemetry((await self.session(channel_id)).id)
 

@@ -130,12 +130,17 @@ async def _m5_verification(db: aiosqlite.Connection) -> None:
     await _run_script(db, "ALTER TABLE turns ADD COLUMN checks TEXT NOT NULL DEFAULT '[]'")
 
 
+async def _m6_feedback(db: aiosqlite.Connection) -> None:
+    await _run_script(db, "ALTER TABLE turns ADD COLUMN feedback TEXT")
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[aiosqlite.Connection], Any]]] = [
     (1, "initial", _m1_initial),
     (2, "channel_settings", _m2_channel_settings),
     (3, "versions_and_pending_turns", _m3_versions_and_pending_turns),
     (4, "lore_sources_and_tool_meta", _m4_lore),
     (5, "verification", _m5_verification),
+    (6, "tool_feedback", _m6_feedback),
 ]
 
 
@@ -159,6 +164,7 @@ class TurnRecord:
     model_calls: list[dict[str, Any]] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)  # chunk ids of the lore the reply cited
     checks: list[dict[str, str]] = field(default_factory=list)  # the verifier's misses and what became of them
+    feedback: dict[str, Any] | None = None  # the agent's debug-mode tool feedback, parsed (or marked malformed)
 
 
 @dataclass
@@ -420,9 +426,10 @@ class Store:
     async def _insert_turn(self, db: aiosqlite.Connection, session_id: int, t: TurnRecord) -> int:
         cur = await db.execute(
             "INSERT INTO turns (session_id, seq, agent, npc_id, status, seed, error, model_calls, started_at, finished_at, "
-            "sources, checks) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "sources, checks, feedback) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (session_id, t.seq, t.agent.value, t.npc_id, t.status, t.seed, t.error, json.dumps(t.model_calls),
-             t.started_at.isoformat(), utcnow().isoformat(), json.dumps(t.sources), json.dumps(t.checks)))
+             t.started_at.isoformat(), utcnow().isoformat(), json.dumps(t.sources), json.dumps(t.checks),
+             None if t.feedback is None else json.dumps(t.feedback)))
         return cur.lastrowid or 0
 
     async def _insert_message(self, db: aiosqlite.Connection, session_id: int, m: Message) -> int:
@@ -454,7 +461,8 @@ class Store:
         async with self.db.execute("SELECT * FROM turns WHERE session_id = ? ORDER BY id", (session_id,)) as cur:
             rows = await cur.fetchall()
         return [dict(r) | {"model_calls": json.loads(r["model_calls"]), "sources": json.loads(r["sources"]),
-                           "checks": json.loads(r["checks"])} for r in rows]
+                           "checks": json.loads(r["checks"]),
+                           "feedback": None if r["feedback"] is None else json.loads(r["feedback"])} for r in rows]
 
     async def tool_calls(self, turn_id: int) -> list[ToolCallRow]:
         async with self.db.execute("SELECT * FROM tool_calls WHERE turn_id = ? ORDER BY seq", (turn_id,)) as cur:

@@ -102,7 +102,8 @@ def _classify(name: str, tools: frozenset[str]) -> int:
     lowered = name.lower()
     if lowered == "observation":
         return _OBSERVATION
-    return _THINKING if lowered == "thinking" else _UNKNOWN
+    # Hidden, never run: the model's private reasoning, and the debug-mode self-report (engine/feedback.py).
+    return _THINKING if lowered in ("thinking", "tool_feedback") else _UNKNOWN
 
 
 @dataclass(slots=True)

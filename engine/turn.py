@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Awaitable, Callable
 
 import structlog
 
-from . import grounding
+from . import feedback, grounding
 from .agents import system_prompt
 from .context import game_context, history_messages, visible_history
 from .errors import BadInput, GameError, ModelError, NoCharacter, NoGameRunning, ProviderConfigError, StaleSession, TurnFailed
@@ -72,6 +72,7 @@ class Turn:
     grounding_tools: list[ToolCall] = field(default_factory=list)  # tools a grounding stage ran (a planned move)
     referee_note: str = ""  # the referee's warning, for the agent's context
     verification: Verification | None = None  # what the post-flight check found, and what became of it
+    debug: bool = False  # debug mode: the agent is asked for its tool feedback
     lore_checked: bool = False  # whether the lore index was consulted (so silence means "nothing relevant")
     sources: list[Source] = field(default_factory=list)  # the passages the reply cited
     run: AgentRun = field(default_factory=AgentRun)
@@ -160,6 +161,7 @@ async def begin(turn: Turn, deps: Deps) -> None:
     turn.record = TurnRecord(seq=turn.seq, agent=chosen.agent, npc_id=npc_id, status="ok", seed=turn.seed,
                              started_at=utcnow())
     turn.grounding_calls, turn.grounding_tools, turn.referee_note, turn.verification = [], [], "", None
+    turn.debug = await deps.store.debug(turn.session.channel_id)
 
 
 async def lore(turn: Turn, deps: Deps) -> None:
@@ -204,7 +206,8 @@ async def context(turn: Turn, deps: Deps) -> None:
                                           turn.referee_note,
                                           ("## Earlier in this game (from the log; older than the history below)\n"
                                            + recall_lines(memories)) if memories else "",  # escaped when stored
-                                          format_suggestions(turn.hints)])),
+                                          format_suggestions(turn.hints),
+                                          feedback.REQUEST if turn.debug else ""])),
         messages=history_messages([*seen, turn.player], chosen.agent, npc_id, state), stop=stop,
         temperature=settings.temperature, max_tokens=settings.max_tokens)
 
@@ -295,6 +298,8 @@ async def commit(turn: Turn, deps: Deps) -> None:
     turn.record.model_calls = [asdict(c) for c in [*turn.grounding_calls, *turn.run.model_calls]]
     turn.record.sources = [s.chunk_id for s in turn.sources]
     turn.record.checks = turn.verification.as_record() if turn.verification else []
+    if turn.debug:
+        turn.record.feedback = feedback.extract(turn.run.transcript, [*turn.grounding_tools, *turn.run.calls])
     speaker = turn.route.npc
     answer = Message(channel_id=turn.session.channel_id, author_id=f"npc:{speaker.id}" if speaker else NARRATOR_ID,
                      author_name=speaker.name if speaker else "Narrator", agent=turn.route.agent,

@@ -87,7 +87,7 @@ async def test_synced_commands_obey_discords_limits(fake, bot):
     admin = next(c for c in put.json if c["name"] == "gm-admin")
     assert int(admin["default_member_permissions"]) == MANAGE_GUILD and admin.get("contexts") in (None, [0])
     sub = {o["name"] for o in admin["options"]}
-    assert sub == {"debug", "sources", "state", "prompt", "suggestions", "telemetry", "reset", "reload-corpus", "sync"}
+    assert sub == {"debug", "feedback", "sources", "state", "prompt", "suggestions", "telemetry", "reset", "reload-corpus", "sync"}
 
 
 async def test_a_slash_command_is_deferred_then_followed_up(fake, bot, model):

@@ -62,6 +62,13 @@ class AdminCog(commands.GroupCog, group_name="gm-admin", group_description="Game
         await self.bot.engine.set_debug(str(interaction.channel_id), mode == "on")
         await self._say(interaction, f"Debug output is {mode} in this channel.")
 
+    @app_commands.command(name="feedback")
+    async def feedback(self, interaction: discord.Interaction) -> None:
+        """The agent's own report on its tools for the last turn here (with debug on)."""
+        text = await self.bot.engine.last_feedback(str(interaction.channel_id))
+        await self._say(interaction, text or "No tool feedback yet: turn /gm-admin debug on, then play a turn.",
+                        "feedback.txt")
+
     @app_commands.command(name="sources")
     @app_commands.describe(mode="on: a line under replies naming the lore they drew on")
     async def sources(self, interaction: discord.Interaction, mode: Literal["on", "off"]) -> None:
