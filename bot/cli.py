@@ -8,9 +8,10 @@ import getpass
 import random
 import sys
 import textwrap
+from datetime import datetime, timezone
 from pathlib import Path
 
-from engine import ConfigError, GameError, ModelClient, ScriptedModel, load_config
+from engine import ConfigError, GameError, ModelClient, ScriptedModel, Store, load_config
 from engine.providers import build_models, check_models
 from engine.state import AgentType
 
@@ -44,7 +45,32 @@ def parser() -> argparse.ArgumentParser:
     search.add_argument("--scope", choices=["adventure", "world"], help="only this scope")
     search.add_argument("--gm", action="store_true", help="include GM-only sections")
     search.add_argument("--json", action="store_true", help="a JSON list of objects (source, heading, slice, text, score, ...)")
+    analyze = sub.add_parser("analyze", help="what the turn log says about tools, suggestions and the verifier",
+                             description="Tables from the turn log: per tool, suggested vs called; how often "
+                             "high-confidence suggestions were followed; verifier misses; tokens per agent.")
+    analyze.add_argument("--channel", help="one channel (a Discord channel id, or terminal:<game>)")
+    analyze.add_argument("--since", type=_date, help="only turns since this day (YYYY-MM-DD)")
+    analyze.add_argument("--db", type=Path, help="database file (default: LOREKEEPER_DB or data/lorekeeper.db)")
     return top
+
+
+def _date(text: str) -> datetime:
+    try:
+        return datetime.strptime(text, "%Y-%m-%d").replace(tzinfo=timezone.utc)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a day like 2026-11-23") from None
+
+
+async def run_analyze(args: argparse.Namespace) -> None:
+    from engine.analysis import analyze, render
+
+    settings = load_settings(db=args.db)
+    configure_logging(settings.log_level)
+    if not settings.db.is_file():
+        raise ConfigError(f"There is no database at {settings.db} yet: play a game first.")
+    async with Store.open(settings.db) as store:
+        turns = await store.turns_for_analysis(args.channel, args.since)
+    print(render(analyze(turns), args.since))
 
 
 def run_lore(args: argparse.Namespace) -> None:
@@ -126,6 +152,8 @@ def main(argv: list[str] | None = None) -> int:
             asyncio.run(run_discord(args))
         elif args.command == "lore":
             run_lore(args)
+        elif args.command == "analyze":
+            asyncio.run(run_analyze(args))
     except GameError as exc:
         print(f"lorekeeper: {exc.message}", file=sys.stderr)
         return 2

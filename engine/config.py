@@ -33,6 +33,7 @@ class TurnSettings(Model):
     summary_batch: int = Field(40, ge=2, le=500)  # messages folded into the summary by one model call, at most
     max_action_chars: int = Field(2000, ge=50, le=20_000)
     suggestions: bool = True  # the pre-flight tool suggestor adds hints to each agent's context
+    suggestion_limit: int = Field(3, ge=1, le=10)  # hints a turn gets at most (the most confident first)
     generation_timeout: float = Field(180.0, ge=5, le=3600)  # seconds one model generation may take in all
     # Post-flight verification of the story against the tools: off, flag (record misses) or correct (one
     # corrective continuation asks the agent to make the missing call or revise its narration).

@@ -131,7 +131,10 @@ async def _m5_verification(db: aiosqlite.Connection) -> None:
 
 
 async def _m6_feedback(db: aiosqlite.Connection) -> None:
-    await _run_script(db, "ALTER TABLE turns ADD COLUMN feedback TEXT")
+    await _run_script(db, """
+        ALTER TABLE turns ADD COLUMN feedback TEXT;
+        ALTER TABLE turns ADD COLUMN suggestions TEXT NOT NULL DEFAULT '[]'
+    """)
 
 
 MIGRATIONS: list[tuple[int, str, Callable[[aiosqlite.Connection], Any]]] = [
@@ -140,7 +143,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[aiosqlite.Connection], Any]]] = [
     (3, "versions_and_pending_turns", _m3_versions_and_pending_turns),
     (4, "lore_sources_and_tool_meta", _m4_lore),
     (5, "verification", _m5_verification),
-    (6, "tool_feedback", _m6_feedback),
+    (6, "tool_feedback_and_suggestions", _m6_feedback),
 ]
 
 
@@ -165,6 +168,7 @@ class TurnRecord:
     sources: list[str] = field(default_factory=list)  # chunk ids of the lore the reply cited
     checks: list[dict[str, str]] = field(default_factory=list)  # the verifier's misses and what became of them
     feedback: dict[str, Any] | None = None  # the agent's debug-mode tool feedback, parsed (or marked malformed)
+    suggestions: list[dict[str, Any]] = field(default_factory=list)  # the pre-flight hints the agent was given
 
 
 @dataclass
@@ -426,10 +430,10 @@ class Store:
     async def _insert_turn(self, db: aiosqlite.Connection, session_id: int, t: TurnRecord) -> int:
         cur = await db.execute(
             "INSERT INTO turns (session_id, seq, agent, npc_id, status, seed, error, model_calls, started_at, finished_at, "
-            "sources, checks, feedback) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "sources, checks, feedback, suggestions) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (session_id, t.seq, t.agent.value, t.npc_id, t.status, t.seed, t.error, json.dumps(t.model_calls),
              t.started_at.isoformat(), utcnow().isoformat(), json.dumps(t.sources), json.dumps(t.checks),
-             None if t.feedback is None else json.dumps(t.feedback)))
+             None if t.feedback is None else json.dumps(t.feedback), json.dumps(t.suggestions)))
         return cur.lastrowid or 0
 
     async def _insert_message(self, db: aiosqlite.Connection, session_id: int, m: Message) -> int:
@@ -461,8 +465,38 @@ class Store:
         async with self.db.execute("SELECT * FROM turns WHERE session_id = ? ORDER BY id", (session_id,)) as cur:
             rows = await cur.fetchall()
         return [dict(r) | {"model_calls": json.loads(r["model_calls"]), "sources": json.loads(r["sources"]),
-                           "checks": json.loads(r["checks"]),
+                           "checks": json.loads(r["checks"]), "suggestions": json.loads(r["suggestions"]),
                            "feedback": None if r["feedback"] is None else json.loads(r["feedback"])} for r in rows]
+
+    async def turns_for_analysis(self, channel_id: str | None = None, since: datetime | None = None
+                                 ) -> list[dict[str, Any]]:
+        """Every turn (of one channel, or all; since a moment, or ever), with its tool calls, for `analyze`."""
+        where, params = [], []
+        if channel_id is not None:
+            where.append("sessions.channel_id = ?")
+            params.append(channel_id)
+        if since is not None:
+            where.append("turns.started_at >= ?")
+            params.append(since.isoformat())
+        clause = ("WHERE " + " AND ".join(where)) if where else ""
+        async with self.db.execute(
+                f"SELECT turns.*, sessions.channel_id FROM turns JOIN sessions ON sessions.id = turns.session_id "
+                f"{clause} ORDER BY turns.id", params) as cur:
+            rows = [dict(r) for r in await cur.fetchall()]
+        calls: dict[int, list[ToolCallRow]] = {}
+        if rows:
+            async with self.db.execute(
+                    f"SELECT tool_calls.* FROM tool_calls JOIN turns ON turns.id = tool_calls.turn_id "
+                    f"JOIN sessions ON sessions.id = turns.session_id {clause} ORDER BY tool_calls.turn_id, seq",
+                    params) as cur:
+                for r in await cur.fetchall():
+                    calls.setdefault(r["turn_id"], []).append(
+                        ToolCallRow(r["name"], json.loads(r["args"]), bool(r["ok"]), r["observation"], r["persistence"],
+                                    json.loads(r["meta"])))
+        for r in rows:
+            r.update(model_calls=json.loads(r["model_calls"]), checks=json.loads(r["checks"]),
+                     suggestions=json.loads(r["suggestions"]), calls=calls.get(r["id"], []))
+        return rows
 
     async def tool_calls(self, turn_id: int) -> list[ToolCallRow]:
         async with self.db.execute("SELECT * FROM tool_calls WHERE turn_id = ? ORDER BY seq", (turn_id,)) as cur:

@@ -196,7 +196,7 @@ async def context(turn: Turn, deps: Deps) -> None:
                                         limit=cfg.turn.history_messages * (4 if npc_agent else 1))
     seen = visible_history(history, chosen.agent, npc_id)[-cfg.turn.history_messages:]
     memories = await _recall(turn, deps, before_id=seen[0].id if seen else None)
-    turn.hints = suggest(state, turn.text, chosen.agent, npc) if cfg.turn.suggestions else []
+    turn.hints = suggest(state, turn.text, chosen.agent, npc, cfg.turn.suggestion_limit) if cfg.turn.suggestions else []
     settings = cfg.agent(chosen.agent)
     stop = ["<observation>"] + [f"</{t.name}>" for t in tools_for(chosen.agent)]
     turn.request = ModelRequest(
@@ -298,6 +298,7 @@ async def commit(turn: Turn, deps: Deps) -> None:
     turn.record.model_calls = [asdict(c) for c in [*turn.grounding_calls, *turn.run.model_calls]]
     turn.record.sources = [s.chunk_id for s in turn.sources]
     turn.record.checks = turn.verification.as_record() if turn.verification else []
+    turn.record.suggestions = [{"tool": h.tool, "confidence": h.confidence, "args": h.args} for h in turn.hints]
     if turn.debug:
         turn.record.feedback = feedback.extract(turn.run.transcript, [*turn.grounding_tools, *turn.run.calls])
     speaker = turn.route.npc

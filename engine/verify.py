@@ -76,10 +76,24 @@ _SLAIN = re.compile(r"\b(dies|is slain|is killed|falls dead|lies dead|breathes (
 _HIT = re.compile(r"\b(?:hits?|strikes?|wounds?|connects?|bites? into|cuts? into|slashes|pierces)\b", re.I)
 
 
+_NOT_YET = re.compile(r"(?:'ll|\bwill|\bwould|\bcould|\bcan|\bshall|\bmight|\bto|\bif|\boffers?|\bpromises?)"
+                      r"\s+(?:\w+\s+)?$", re.I)
+
+
+def _done_deed(pattern: re.Pattern[str], text: str) -> str:
+    """The first match told as done, not promised, offered or supposed ("I'll pay you forty gold" is not a payment)."""
+    for m in pattern.finditer(text):
+        words = m.group(0).split(None, 1)  # the pattern's first word may be the modal itself ("will sell …")
+        lead = text[max(0, m.start() - 20):m.start()] + (words[0] + " " if len(words) > 1 else "")
+        if not _NOT_YET.search(lead):
+            return m.group(0)
+    return ""
+
+
 @rule
 def exchange_without_inventory(c: Check) -> Miss | None:
     """Coins or things change hands in the story, but no modify_inventory call changed a purse or a pack."""
-    said = _find(_EXCHANGE, c.reply) or _find(_DRINK, c.reply)
+    said = _done_deed(_EXCHANGE, c.reply) or _done_deed(_DRINK, c.reply)
     if not said or c.called("modify_inventory"):
         return None
     return Miss("exchange_without_inventory",

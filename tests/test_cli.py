@@ -234,3 +234,22 @@ def test_a_line_the_terminal_never_answered_is_reported_when_the_game_resumes(tm
     assert "interrupted (the program stopped) before answering me: “I dive in.”" in " ".join(out.split())
     code, out, err = play(tmp_path, capsys, "--script", str(EXAMPLE))
     assert "interrupted" not in out  # once
+
+
+def test_analyze_prints_tools_suggestions_verifier_and_tokens(tmp_path, capsys):
+    code, _, err = play(tmp_path, capsys, "--script", str(EXAMPLE), "--seed", "1")
+    assert code == 0, err
+    assert main(["analyze", "--db", str(tmp_path / "t.db")]) == 0
+    out = capsys.readouterr().out
+    assert "turns (0 failed) in 1 channel(s)." in out
+    assert "modify_inventory" in out and "start_quest" in out and "High-confidence suggestions followed:" in out
+    assert "Verifier misses:" in out and "narrative" in out and "input tokens" in out
+    assert main(["analyze", "--db", str(tmp_path / "t.db"), "--since", "2999-01-01"]) == 0
+    assert "No turns recorded since 2999-01-01." in capsys.readouterr().out
+    assert main(["analyze", "--db", str(tmp_path / "none.db")]) == 2
+    assert "no database" in capsys.readouterr().err
+    try:
+        main(["analyze", "--since", "yesterday"])
+        raise AssertionError("argparse should refuse the date")
+    except SystemExit as exc:
+        assert exc.code == 2 and "is not a day like" in capsys.readouterr().err

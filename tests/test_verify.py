@@ -29,6 +29,9 @@ def test_coins_or_things_changing_hands_need_modify_inventory():
     assert misses("You drink the healing potion; warmth spreads.") == ["exchange_without_inventory"]
     assert misses("Odile sells you the rope for 5 sp.", [ok("modify_inventory")]) == []
     assert misses("The rope hangs from a hook by the door.") == []
+    for promise in ('"Find who took it and I\'ll pay you forty gold," she says.', "She will sell you the rope for 5 sp.",
+                    "If you pay the gold, it is yours.", "He offers to sell you a map.", "You could drink the potion now."):
+        assert misses(promise) == [], promise  # promised, offered or supposed: nothing changed hands yet
 
 
 def test_numbered_wounds_and_healing_need_update_hp_or_attack():
