@@ -240,6 +240,12 @@ class Engine:
         last = turns[-1]
         return f"Turn {last['seq']} ({last['agent']}):\n{describe(last['feedback'])}"
 
+    async def analysis(self, channel_id: str) -> str:
+        """This channel's turn log as `lorekeeper analyze` prints it."""
+        from .analysis import analyze, render
+
+        return render(analyze(await self.deps.store.turns_for_analysis(channel_id)))
+
     async def telemetry(self, channel_id: str) -> dict:
         return await self.deps.store.telemetry((await self.session(channel_id)).id)
 

@@ -145,7 +145,8 @@ async def test_gm_admin_is_hidden_from_members_and_refused_at_run_time(fake, bot
     fake.add_user("gm", permissions="manage_guild")
     await game_with_players(bot, fake)
     ok = await fake.interaction("gm-admin telemetry", user="gm")
-    assert '"turns": 0' in (await ok.wait_response())["data"]["content"]
+    response = (await ok.wait_response())["data"]
+    assert response["flags"] & 64 and response["embeds"][0]["description"] == "```\nNo turns recorded.\n```"
 
 
 async def test_two_messages_at_once_in_one_channel_are_answered_in_order(fake, bot, model):

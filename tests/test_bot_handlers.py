@@ -239,7 +239,9 @@ async def test_admin_check_and_commands(bot):
     assert i.response.sent[0][1]["file"].filename == "prompt.md"
     i = interaction(bot)
     await admin_cog.telemetry.callback(admin_cog, i)
-    assert '"turns": 1' in i.response.sent.texts()[0]
+    [(_, sent)] = i.response.sent
+    assert sent["ephemeral"] and "1 turns (0 failed)" in sent["embed"].description and "update_hp" in sent["embed"].description
+    assert sent["file"].filename == "telemetry.json"
     i = interaction(bot)
     await admin_cog.reload_corpus.callback(admin_cog, i)
     assert i.response.deferred is not None  # re-indexing lore may take longer than Discord waits

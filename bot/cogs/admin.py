@@ -109,9 +109,19 @@ class AdminCog(commands.GroupCog, group_name="gm-admin", group_description="Game
 
     @app_commands.command(name="telemetry")
     async def telemetry(self, interaction: discord.Interaction) -> None:
-        """Turns, tool calls and model usage of this channel's game."""
-        data = await self.bot.engine.telemetry(str(interaction.channel_id))
-        await self._say(interaction, "```json\n" + json.dumps(data, indent=1) + "\n```", "telemetry.json")
+        """Tools suggested and called, the verifier, lore look-ups and model usage of this channel's game."""
+        channel_id = str(interaction.channel_id)
+        data = await self.bot.engine.telemetry(channel_id)  # also says "no game" plainly when there is none
+        table = await self.bot.engine.analysis(channel_id)
+        lore = data["lore"]
+        embed = discord.Embed(title="Telemetry", description=f"```\n{table[:3900]}\n```")
+        embed.add_field(name="Lore", value=f"{lore['calls']} look-ups, {lore['denied']} refused, {lore['tokens_returned']} "
+                                           f"tokens, cache hits {lore['cache_hit_ratio'] if lore['cache_hit_ratio'] is not None else 'n/a'}, "
+                                           f"{lore['turns_citing']} turns citing lore")
+        embed.add_field(name="Model", value=f"{data['model_calls']} calls, p50 {data['latency_ms_p50']} ms, "
+                                            f"{data['cache_read_tokens']} cached tokens")
+        await interaction.response.send_message(embed=embed, file=as_file(json.dumps(data, indent=1), "telemetry.json"),
+                                                ephemeral=True)
 
     @app_commands.command(name="reset")
     async def reset(self, interaction: discord.Interaction) -> None:
