@@ -57,7 +57,7 @@ def test_combat_hints(state):
     state.combat.active = True
     state.combat.order = [Participant(id="u1", name="Aria", faction="player", initiative=10, ac=18),
                           Participant(id="crab", name="Crab", faction="enemy", initiative=5, ac=11, hp=3, max_hp=3)]
-    assert tools(state, "I stab the crab!", C)[:2] == ["next_turn", "roll"]
+    assert tools(state, "I stab the crab!", C)[:2] == ["next_turn", "attack"]  # the engine rolls the attack
     state.combat.order[1].hp = 0
     assert tools(state, "Is it over?", C)[0] == "end_combat"
 
