@@ -85,11 +85,13 @@ class LorekeeperBot(commands.Bot):
             await interaction.response.send_message(content, allowed_mentions=NO_PINGS, **kwargs)
 
     async def play(self, channel: discord.abc.Messageable, user: discord.abc.User, text: str, *,
-                   followup: discord.Webhook | None = None, reply_to: discord.Message | None = None) -> TurnResult:
+                   followup: discord.Webhook | None = None, reply_to: discord.Message | None = None,
+                   debug: bool | None = None) -> TurnResult:
         """One turn: ordered per channel (engine and delivery together), with typing shown while the model works."""
         async with self._order[channel.id]:
             async with channel.typing():
-                result = await self.engine.take_turn(str(channel.id), str(user.id), getattr(user, "display_name", user.name), text)
+                result = await self.engine.take_turn(str(channel.id), str(user.id), getattr(user, "display_name", user.name),
+                                                     text, debug=debug)
             await self.deliver(channel, result, followup=followup, reply_to=reply_to, action=text, user=user)
             return result
 
@@ -142,7 +144,7 @@ class LorekeeperBot(commands.Bot):
             for n, piece in enumerate(rest, 1):
                 last = {"embed": tracker} if tracker is not None and n == len(rest) else {}
                 await channel.send(piece, allowed_mentions=NO_PINGS, **last)
-        if await self.engine.debug(str(channel.id)):
+        if result.debug:
             await channel.send(debug_report(result), allowed_mentions=NO_PINGS)
 
     async def on_command_error(self, ctx: commands.Context, error: commands.CommandError) -> None:

@@ -17,6 +17,8 @@ from .settings import Settings
 async def running_engine(settings: Settings, config: EngineConfig, models: Mapping[AgentType, ModelClient],
                          rng: random.Random | None = None) -> AsyncIterator[Engine]:
     """An Engine over the settings' database and corpus; background work (summaries) finishes before it closes."""
+    if settings.debug is not None:  # LOREKEEPER_DEBUG: the last word on debug mode, below actions, channels, agents
+        config = config.model_copy(update={"turn": config.turn.model_copy(update={"debug": settings.debug})})
     async with Store.open(settings.db) as store:
         # The lore index opens cheaply (its chunk list and BM25); Chroma and the embedding model load at first search.
         lore = LoreIndex(settings.lore_path, chroma_host=settings.chroma_host)

@@ -30,6 +30,7 @@ class Settings(BaseSettings):
     lore_dir: Path | None = None  # default: "lore" beside the database
     chroma_host: str | None = Field(None, validation_alias="CHROMA_HOST")
     log_level: str = "warning"
+    debug: bool | None = None  # debug mode wherever neither an action, a channel nor an agent's config decides
     anthropic_api_key: SecretStr | None = Field(None, validation_alias="ANTHROPIC_API_KEY")
     anthropic_base_url: str | None = Field(None, validation_alias="ANTHROPIC_BASE_URL")
     openai_api_key: SecretStr | None = Field(None, validation_alias="OPENAI_API_KEY")

@@ -22,6 +22,7 @@ class AgentSettings(Model):
     temperature: float = Field(0.7, ge=0.0, le=2.0)
     max_tokens: int = Field(1024, ge=16, le=32_000)
     enabled: bool | None = None  # the grounding agents (referee, planner, persona) can be switched off; None: default
+    debug: bool | None = None  # ask this agent for its tool feedback where a channel has not decided; None: [turn]'s
 
 
 class TurnSettings(Model):
@@ -38,6 +39,7 @@ class TurnSettings(Model):
     # Post-flight verification of the story against the tools: off, flag (record misses) or correct (one
     # corrective continuation asks the agent to make the missing call or revise its narration).
     verify: Literal["off", "flag", "correct"] = "flag"
+    debug: bool = False  # debug mode (tool feedback) where neither the action, the channel nor the agent decides
 
 
 class LoreSettings(Model):

@@ -216,7 +216,9 @@ class Engine:
         return "\n\n".join(lines) or "Nothing has happened yet."
 
     async def debug(self, channel_id: str) -> bool:
-        return await self.deps.store.debug(channel_id)
+        """Whether debug mode is on here: the channel's switch, or else the config's default."""
+        chosen = await self.deps.store.debug(channel_id)
+        return self.deps.config.turn.debug if chosen is None else chosen
 
     async def set_debug(self, channel_id: str, on: bool) -> None:
         await self.deps.store.set_debug(channel_id, on)
@@ -275,10 +277,13 @@ class Engine:
         """Everything that would refuse this action before any model call: cheap, so a front end can ask first."""
         return turn.check(await self.session(channel_id), author_id, text, self.deps.config.turn.max_action_chars)
 
-    async def take_turn(self, channel_id: str, author_id: str, author_name: str, text: str) -> TurnResult:
-        """One player message, answered by the agent it is routed to; the state changes only if the turn completes."""
+    async def take_turn(self, channel_id: str, author_id: str, author_name: str, text: str,
+                        debug: bool | None = None) -> TurnResult:
+        """One player message, answered by the agent it is routed to; the state changes only if the turn completes.
+
+        `debug` switches debug mode for this action alone (an admin's choice; the front end checks who asks)."""
         async with self.channel_lock(channel_id):
-            playing = Turn(await self.session(channel_id), author_id, author_name, text.strip())
+            playing = Turn(await self.session(channel_id), author_id, author_name, text.strip(), debug_override=debug)
             try:
                 result = await turn.play(playing, self.deps)
             finally:

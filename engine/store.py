@@ -137,6 +137,13 @@ async def _m6_feedback(db: aiosqlite.Connection) -> None:
     """)
 
 
+async def _m7_debug_never_set(db: aiosqlite.Connection) -> None:
+    await _run_script(db, """
+        ALTER TABLE channel_settings ADD COLUMN debug_set INTEGER;  -- NULL: never set here (the config decides)
+        UPDATE channel_settings SET debug_set = 1 WHERE debug = 1
+    """)
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[aiosqlite.Connection], Any]]] = [
     (1, "initial", _m1_initial),
     (2, "channel_settings", _m2_channel_settings),
@@ -144,6 +151,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[aiosqlite.Connection], Any]]] = [
     (4, "lore_sources_and_tool_meta", _m4_lore),
     (5, "verification", _m5_verification),
     (6, "tool_feedback_and_suggestions", _m6_feedback),
+    (7, "debug_never_set", _m7_debug_never_set),
 ]
 
 
@@ -505,10 +513,11 @@ class Store:
                             json.loads(r["meta"])) for r in rows]
 
 
-    async def debug(self, channel_id: str) -> bool:
-        async with self.db.execute("SELECT debug FROM channel_settings WHERE channel_id = ?", (channel_id,)) as cur:
+    async def debug(self, channel_id: str) -> bool | None:
+        """This channel's debug switch: on, off, or None when nobody set it here (then the config decides)."""
+        async with self.db.execute("SELECT debug_set FROM channel_settings WHERE channel_id = ?", (channel_id,)) as cur:
             row = await cur.fetchone()
-        return bool(row and row[0])
+        return None if row is None or row[0] is None else bool(row[0])
 
     async def sources(self, channel_id: str) -> bool | None:
         """Whether this channel shows a "Sources" line under replies; None: the config's default."""
@@ -523,8 +532,9 @@ class Store:
 
     async def set_debug(self, channel_id: str, on: bool) -> None:
         async with self.transaction() as db:
-            await db.execute("INSERT INTO channel_settings (channel_id, debug) VALUES (?, ?) "
-                             "ON CONFLICT(channel_id) DO UPDATE SET debug = excluded.debug", (channel_id, int(on)))
+            await db.execute("INSERT INTO channel_settings (channel_id, debug, debug_set) VALUES (?, ?, ?) "
+                             "ON CONFLICT(channel_id) DO UPDATE SET debug = excluded.debug, debug_set = excluded.debug_set",
+                             (channel_id, int(on), int(on)))
 
     async def telemetry(self, session_id: int) -> dict[str, Any]:
         """Counts from the turn log: turns, tool calls by tool, model usage."""

@@ -59,6 +59,7 @@ class Turn:
     author_id: str
     author_name: str
     text: str
+    debug_override: bool | None = None  # debug mode for this action alone (it outranks the channel's switch)
     route: Route | None = None
     seq: int = 0
     seed: int = 0
@@ -93,6 +94,7 @@ class TurnResult:
     request: ModelRequest
     sources: list[Source] = field(default_factory=list)  # lore the reply cited, for a "Sources" line
     checks: list[dict[str, str]] = field(default_factory=list)  # the verifier's misses and their outcome
+    debug: bool = False  # whether this turn ran in debug mode (front ends then show the engine's workings)
 
     def mechanics(self) -> list[str]:
         """What players may see of the turn's tools: dice, and the first sentence of each change (no GM notes)."""
@@ -161,7 +163,7 @@ async def begin(turn: Turn, deps: Deps) -> None:
     turn.record = TurnRecord(seq=turn.seq, agent=chosen.agent, npc_id=npc_id, status="ok", seed=turn.seed,
                              started_at=utcnow())
     turn.grounding_calls, turn.grounding_tools, turn.referee_note, turn.verification = [], [], "", None
-    turn.debug = await deps.store.debug(turn.session.channel_id)
+    turn.debug = await debug_mode(turn, deps)
 
 
 async def lore(turn: Turn, deps: Deps) -> None:
@@ -182,6 +184,18 @@ async def lore(turn: Turn, deps: Deps) -> None:
             turn.ctx.passages = turn.passages  # search_lore numbers its passages after these, in the same list
     except Exception as exc:  # the turn goes on without lore rather than failing: say so in the log
         log.warning("lore_search_failed", channel_id=turn.session.channel_id, error=f"{type(exc).__name__}: {exc}")
+
+
+async def debug_mode(turn: Turn, deps: Deps) -> bool:
+    """Whether to ask for tool feedback: this action's choice, else the channel's, else the agent's, else the config's
+    (which LOREKEEPER_DEBUG sets)."""
+    if turn.debug_override is not None:
+        return turn.debug_override
+    channel = await deps.store.debug(turn.session.channel_id)
+    if channel is not None:
+        return channel
+    agent = deps.config.agent(turn.route.agent).debug if turn.route is not None else None
+    return deps.config.turn.debug if agent is None else agent
 
 
 async def context(turn: Turn, deps: Deps) -> None:
@@ -344,7 +358,7 @@ async def play(turn: Turn, deps: Deps) -> TurnResult:
     npc = turn.work.npcs.get(turn.route.npc.id) if turn.route.npc else None
     return TurnResult(turn.reply, turn.route.agent, npc, [*turn.grounding_tools, *turn.run.calls],
                       [*turn.grounding_calls, *turn.run.model_calls], turn.turn_id, turn.work, turn.request, turn.sources,
-                      turn.verification.as_record() if turn.verification else [])
+                      turn.verification.as_record() if turn.verification else [], turn.debug)
 
 
 async def _failed(turn: Turn, deps: Deps, exc: BaseException) -> GameError:

@@ -300,3 +300,18 @@ async def test_reload_corpus_reindexes_the_lore_and_reports_it(bot, tmp_path):
     assert text.startswith("✅ saltmere-lantern: The Drowned Lantern of Saltmere") and kwargs["ephemeral"]
     assert "Lore: 1 file(s): 1 new or changed" in text and "empty.md: is empty" in text
     assert bot.engine.deps.lore.search("when was the bell cast", k=1)[0].chunk.slice == "the-bell.casting"
+
+
+async def test_act_with_debug_is_for_admins_and_shows_the_workings_for_that_action(bot):
+    i = interaction(bot)
+    i.user = SimpleNamespace(id="u1", name="bob", display_name="bob", guild_permissions=discord.Permissions.none(), roles=[])
+    with pytest.raises(app_commands.CheckFailure):
+        await PlayCog(bot).act.callback(PlayCog(bot), i, "I look around.", True)
+    assert i.response.deferred is None  # refused before anything public
+    admin = interaction(bot)
+    admin.user = SimpleNamespace(id="u1", name="bob", display_name="bob",
+                                 guild_permissions=discord.Permissions(manage_guild=True), roles=[])
+    bot.table.model.add("Gulls wheel overhead.")
+    await PlayCog(bot).act.callback(PlayCog(bot), admin, "I look around.", True)
+    assert admin.channel.sent.texts()[-1].startswith("```\nagent: narrative")  # the debug report, this action only
+    assert not await bot.engine.debug(CHANNEL)

@@ -50,3 +50,36 @@ async def test_with_debug_off_nothing_is_asked_or_stored(table):
     session = await table.engine.session(CHANNEL)
     assert (await table.store.turns(session.id))[-1]["feedback"] is None
     assert await table.engine.last_feedback(CHANNEL) is None
+
+
+async def test_debug_precedence_action_then_channel_then_agent_then_config(table):
+    from engine.state import AgentType
+
+    def asked() -> bool:
+        return REQUEST in table.model.requests[-1].context
+
+    def configure(*, agent=None, default=False):
+        cfg = table.engine.deps.config
+        agents = dict(cfg.agents)
+        agents[AgentType.NARRATIVE] = cfg.agent(AgentType.NARRATIVE).model_copy(update={"debug": agent})
+        table.engine.deps.config = cfg.model_copy(update={"agents": agents, "turn": cfg.turn.model_copy(update={"debug": default})})
+
+    async def turn(debug=None) -> bool:
+        table.model.add("Fine.")
+        result = await table.engine.take_turn(CHANNEL, "u1", "bob", "I wait.", debug=debug)
+        assert result.debug == asked()
+        return asked()
+
+    assert await turn() is False  # nothing decides: the config's default (off)
+    configure(default=True)  # LOREKEEPER_DEBUG=true
+    assert await turn() is True
+    configure(agent=False, default=True)  # the agent's setting outranks the default
+    assert await turn() is False
+    await table.engine.set_debug(CHANNEL, True)  # the channel's switch outranks the agent's
+    assert await turn() is True and await table.engine.debug(CHANNEL)
+    await table.engine.set_debug(CHANNEL, False)  # "off" is a decision, unlike "never set"
+    configure(agent=True)
+    assert await turn() is False
+    assert await turn(debug=True) is True  # one action's choice outranks them all
+    await table.engine.set_debug(CHANNEL, True)
+    assert await turn(debug=False) is False

@@ -76,7 +76,7 @@ async def test_commit_turn_is_all_or_nothing(tmp_path):
 
 async def test_debug_flag_persists_per_channel(tmp_path):
     async with Store.open(tmp_path / "d.db") as store:
-        assert await store.debug("c") is False
+        assert await store.debug("c") is None  # never set: the config decides
         await store.set_debug("c", True)
         await store.set_debug("other", False)
     async with Store.open(tmp_path / "d.db") as store:
@@ -112,4 +112,4 @@ async def test_two_processes_opening_a_new_database_at_once_both_succeed(tmp_pat
             async with Store.open(db) as store:
                 return await store.debug("x")
 
-        assert await asyncio.gather(open_once(), open_once(), open_once()) == [False, False, False]
+        assert await asyncio.gather(open_once(), open_once(), open_once()) == [None, None, None]

@@ -13,6 +13,7 @@ from engine import GameError, NoGameRunning
 from engine.dice import Roll
 
 from ..client import LorekeeperBot
+from .admin import is_admin
 from ..render import NO_PINGS, quests_embed
 from ..tree import InputError
 
@@ -34,14 +35,18 @@ class PlayCog(commands.Cog):
 
     @app_commands.command(name="act")
     @app_commands.guild_only()
-    @app_commands.describe(action="What your character does or says; @Name speaks to someone here")
-    async def act(self, interaction: discord.Interaction, action: app_commands.Range[str, 1, 2000]) -> None:
+    @app_commands.describe(action="What your character does or says; @Name speaks to someone here",
+                           debug="Admins: show the engine's workings (and the GM's tool report) for this action only")
+    async def act(self, interaction: discord.Interaction, action: app_commands.Range[str, 1, 2000],
+                  debug: bool | None = None) -> None:
         """Do something in the game."""
+        if debug is not None and not is_admin(interaction, self.bot.settings.admin_role):
+            raise app_commands.CheckFailure("debug is for admins")
         # Refusals (no game, no character, someone not here) come before the defer, so they can be ephemeral.
         await self.bot.engine.check_action(str(interaction.channel_id), str(interaction.user.id), action)
         await interaction.response.defer(thinking=True)
         assert interaction.channel is not None
-        await self.bot.play(interaction.channel, interaction.user, action, followup=interaction.followup)
+        await self.bot.play(interaction.channel, interaction.user, action, followup=interaction.followup, debug=debug)
 
     @app_commands.command(name="roll")
     @app_commands.describe(dice="For example 1d20+3, 2d6, 4d6kh3 or 1d20+2 adv",
