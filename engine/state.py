@@ -85,32 +85,19 @@ class Currency(Model):
         use = min(getattr(self, coin), amount)
         setattr(self, coin, getattr(self, coin) - use)
         cost -= use * COIN_VALUE[coin]
-        smaller = [c for c in COINS if COIN_VALUE[c] < COIN_VALUE[coin]]
+        smaller = [c for c in reversed(COINS) if COIN_VALUE[c] < COIN_VALUE[coin]]
         larger = [c for c in COINS if COIN_VALUE[c] > COIN_VALUE[coin]]
-        for c in reversed(smaller):  # small change first, as a buyer would: only what divides evenly
-            if cost <= 0:
-                break
-            take = min(getattr(self, c), cost // COIN_VALUE[c])
-            if take:
-                setattr(self, c, getattr(self, c) - take)
-                cost -= take * COIN_VALUE[c]
-                notes.append(f"pays {take} {c}")
-        for c in larger:  # then break the smallest larger coins, taking change back
-            if cost <= 0:
-                break
-            take = min(getattr(self, c), -(-cost // COIN_VALUE[c]))
-            if take:
-                setattr(self, c, getattr(self, c) - take)
-                cost -= take * COIN_VALUE[c]
-                notes.append(f"breaks {take} {c}")
-        for c in reversed(smaller):  # what small coins are left, if a larger one could not cover the rest
-            if cost <= 0:
-                break
-            take = min(getattr(self, c), -(-cost // COIN_VALUE[c]))
-            if take:
-                setattr(self, c, getattr(self, c) - take)
-                cost -= take * COIN_VALUE[c]
-                notes.append(f"pays {take} {c}")
+        # Small change first, as a buyer would (only what divides evenly); then break the smallest larger coins,
+        # taking change back; then whatever small coins are left, if the larger ones could not cover the rest.
+        for coins, verb, whole in ((smaller, "pays", True), (larger, "breaks", False), (smaller, "pays", False)):
+            for c in coins:
+                if cost <= 0:
+                    break
+                take = min(getattr(self, c), cost // COIN_VALUE[c] if whole else -(-cost // COIN_VALUE[c]))
+                if take:
+                    setattr(self, c, getattr(self, c) - take)
+                    cost -= take * COIN_VALUE[c]
+                    notes.append(f"{verb} {take} {c}")
         if cost < 0:  # change, in the largest coins that fit
             change = -cost
             given = []
