@@ -121,6 +121,7 @@ class LoreIndex:
         self._chunks: dict[str, Chunk] = {}
         self._ids: list[str] = []
         self._bm25: Any = None
+        self._refs: frozenset[tuple[str, str]] = frozenset()  # every (scope, ref) that has chunks
         self._stemmer: Any = None
         self.slice_cache = SliceCache()
         from .memory import GameMemory
@@ -197,6 +198,7 @@ class LoreIndex:
             bm25.index(self._tokenize([self._bm25_text(chunks[i]) for i in ids]), show_progress=False)
         with self._lock:
             self._files, self._chunks, self._ids, self._bm25 = files, chunks, ids, bm25
+            self._refs = frozenset((c.scope, c.ref) for c in chunks.values())
 
     def _save(self) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -291,7 +293,7 @@ class LoreIndex:
         """
         query = " ".join(query.split())[:2000]
         with self._lock:
-            ids, chunks, bm25 = self._ids, self._chunks, self._bm25
+            ids, chunks, bm25, known_refs = self._ids, self._chunks, self._bm25, self._refs
         if not ids or not query:
             return []
         allowed_refs = set(refs) if refs is not None else None
@@ -306,7 +308,7 @@ class LoreIndex:
         bm25_scores: dict[str, float] = {}
         similarities: dict[str, float] = {}
         lexical = self._bm25_ranking(query, ids, chunks, bm25, allowed, w.depth, bm25_scores) if method != "vector" else []
-        searched = {(c.scope, c.ref) for c in chunks.values()} if allowed_refs is None else allowed_refs
+        searched = known_refs if allowed_refs is None else allowed_refs
         searched = {key for key in searched if scope is None or key[0] == scope}
         semantic = (self._vector_ranking(query, chunks, allowed, w.depth, gm, searched, similarities)
                     if method != "bm25" else [])
