@@ -301,9 +301,10 @@ class Engine:
         """Index this game's committed exchanges that its memory lacks (embedding runs in a thread)."""
         assert self.deps.lore is not None
         memory = self.deps.lore.memory
-        upto = await asyncio.to_thread(memory.indexed_upto, session_id)
+        game = self.deps.store.game_key(session_id)
+        upto = await asyncio.to_thread(memory.indexed_upto, game)
         fresh = await self.deps.store.messages(session_id, after_id=upto, limit=2000, oldest=True)
-        return await asyncio.to_thread(memory.sync, session_id, fresh, state) if fresh else 0
+        return await asyncio.to_thread(memory.sync, game, fresh, state) if fresh else 0
 
     def _later(self, key: str, work: Awaitable[object]) -> None:
         """Background work, one at a time per key; a failure is logged (what it skipped is done next time)."""

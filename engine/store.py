@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import json
 import os
 import socket
@@ -196,6 +197,8 @@ class Store:
         self.db = db
         self.path = path
         self._write = asyncio.Lock()
+        where = "memory" if str(path) == ":memory:" else str(Path(path).resolve())
+        self._key = hashlib.sha1(where.encode()).hexdigest()[:10] if where != "memory" else uuid.uuid4().hex[:10]
         self.instance = uuid.uuid4().hex  # this process's (this store's) id, on the turns it answers
         _OURS.add(self.instance)
         self._heartbeat: asyncio.Task[None] | None = None
@@ -319,6 +322,10 @@ class Store:
         return [_message(r) for r in orphans]
 
     # -- sessions -------------------------------------------------------------------------------------------------
+
+    def game_key(self, session_id: int) -> str:
+        """A name for one game that no game of another database shares (their lore folder may be the same)."""
+        return f"{self._key}-s{session_id}"
 
     async def load_session(self, channel_id: str) -> Session | None:
         async with self.db.execute("SELECT id, state, version FROM sessions WHERE channel_id = ? AND active = 1",

@@ -233,7 +233,8 @@ async def _recall(turn: Turn, deps: Deps, before_id: int | None) -> list[Memory]
         return []
     npc = turn.route.npc
     try:
-        found = await asyncio.to_thread(deps.lore.memory.recall, turn.session.id, turn.text, settings.recall,
+        found = await asyncio.to_thread(deps.lore.memory.recall, deps.store.game_key(turn.session.id), turn.text,
+                                        settings.recall,
                                         npc_id=npc.id if turn.route.agent is AgentType.NPC and npc else None,
                                         before_id=before_id)
     except Exception as exc:  # memory is a help, not a requirement: the turn goes on without it

@@ -53,8 +53,27 @@ async def test_memory_is_rebuilt_from_the_log_when_the_vector_store_lost_it(lore
     await play_long_game(lore_table, 3)
     session = await lore_table.engine.session(CHANNEL)
     memory = lore_table.engine.deps.lore.memory
-    memory.index._connect().delete_collection(f"memory-s{session.id}")
+    game = lore_table.store.game_key(session.id)
+    memory.index._connect().delete_collection(f"memory-{game}")
     memory._indexed.clear()
     assert await lore_table.engine.remember(session.id, await lore_table.state()) == 4  # every exchange again
-    found = memory.recall(session.id, "silver key", 1)
+    found = memory.recall(game, "silver key", 1)
     assert found and "third oak" in found[0].text
+
+
+async def test_two_databases_sharing_a_lore_folder_keep_their_games_memories_apart(lore_table, tmp_path):
+    from tests.conftest import make_table
+
+    await play_long_game(lore_table, 2)
+    other, ctx = await make_table(tmp_path / "other.db")
+    try:
+        other.engine.deps.lore = lore_table.engine.deps.lore  # the same lore folder and Chroma
+        first = await lore_table.engine.session(CHANNEL)
+        second = await other.engine.session(CHANNEL)
+        assert first.id == second.id  # both databases number their games from 1
+        assert lore_table.store.game_key(first.id) != other.store.game_key(second.id)
+        memory = other.engine.deps.lore.memory
+        assert memory.recall(other.store.game_key(second.id), "silver key oak", 3) == []
+        assert memory.recall(lore_table.store.game_key(first.id), "silver key oak", 1)
+    finally:
+        await ctx.__aexit__(None, None, None)

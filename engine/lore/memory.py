@@ -40,29 +40,29 @@ class GameMemory:
     def __init__(self, index: LoreIndex) -> None:
         self.index = index
         self._lock = threading.Lock()
-        self._bm25: dict[int, tuple[int, Any, list[str], list[dict[str, Any]], list[str]]] = {}  # per session
-        self._indexed: dict[int, int] = {}  # session → the last message id indexed
+        self._bm25: dict[str, tuple[int, Any, list[str], list[dict[str, Any]], list[str]]] = {}  # per game
+        self._indexed: dict[str, int] = {}  # game → the last message id indexed
 
-    def _collection(self, session_id: int) -> Any:
+    def _collection(self, game: str) -> Any:
         return self.index._connect().get_or_create_collection(
-            f"memory-s{session_id}", embedding_function=None, metadata={"hnsw:space": "cosine"})
+            f"memory-{game}", embedding_function=None, metadata={"hnsw:space": "cosine"})
 
-    def indexed_upto(self, session_id: int) -> int:
+    def indexed_upto(self, game: str) -> int:
         """The last message id of this game already in memory (read from the vector store the first time)."""
         with self._lock:
-            done = self._indexed.get(session_id)
+            done = self._indexed.get(game)
             if done is None:
-                ids = self._collection(session_id).get(include=[])["ids"]
-                done = self._indexed[session_id] = max((int(i.split(":")[1]) for i in ids), default=0)
+                ids = self._collection(game).get(include=[])["ids"]
+                done = self._indexed[game] = max((int(i.split(":")[1]) for i in ids), default=0)
             return done
 
-    def sync(self, session_id: int, messages: list[Message], state: GameState) -> int:
+    def sync(self, game: str, messages: list[Message], state: GameState) -> int:
         """Index the exchanges among `messages` (committed, oldest first) not indexed yet; returns how many."""
         from ..context import speaker_line  # the same labels as history
 
         with self._lock:
-            collection = self._collection(session_id)
-            done = self._indexed.get(session_id)
+            collection = self._collection(game)
+            done = self._indexed.get(game)
             if done is None:
                 ids = collection.get(include=[])["ids"]
                 done = max((int(i.split(":")[1]) for i in ids), default=0)
@@ -71,7 +71,7 @@ class GameMemory:
                 if m.id > done and m.turn_id is not None and m.status == "ok":
                     turns.setdefault(m.turn_id, []).append(m)
             if not turns:
-                self._indexed[session_id] = done
+                self._indexed[game] = done
                 return 0
             docs, ids, metas = [], [], []
             for turn_id, group in sorted(turns.items()):
@@ -84,19 +84,19 @@ class GameMemory:
                               "witnesses": "," + ",".join(sorted(witnesses)) + ","})
             vectors = self.index.embedder.embed(docs)
             collection.upsert(ids=ids, embeddings=vectors, documents=docs, metadatas=metas)
-            self._indexed[session_id] = max(m.id for group in turns.values() for m in group)
-            self._bm25.pop(session_id, None)
-            log.info("memory_indexed", session_id=session_id, exchanges=len(docs))
+            self._indexed[game] = max(m.id for group in turns.values() for m in group)
+            self._bm25.pop(game, None)
+            log.info("memory_indexed", game=game, exchanges=len(docs))
             return len(docs)
 
-    def recall(self, session_id: int, query: str, k: int, *, npc_id: str | None = None,
+    def recall(self, game: str, query: str, k: int, *, npc_id: str | None = None,
                before_id: int | None = None) -> list[Memory]:
         """The exchanges that best match the query, best first; an NPC's only what it witnessed; only exchanges
         that started before `before_id` when given (older than what the reader already has in its history)."""
         query = " ".join(query.split())[:1000]
         if not query:
             return []
-        collection = self._collection(session_id)
+        collection = self._collection(game)
         total = collection.count()
         if not total:
             return []
@@ -110,7 +110,7 @@ class GameMemory:
                                   include=["distances", "metadatas", "documents"])
         vector = {i: (1 - d, m, doc) for i, d, m, doc in zip(result["ids"][0], result["distances"][0],
                                                              result["metadatas"][0], result["documents"][0]) if allowed(m)}
-        lexical = self._bm25_scores(session_id, collection, total, query)
+        lexical = self._bm25_scores(game, collection, total, query)
         lexical = {i: v for i, v in lexical.items() if allowed(v[1])}
         top = max((v[0] for v in lexical.values()), default=0.0) or 1.0
         sims = [v[0] for v in vector.values()]
@@ -127,17 +127,17 @@ class GameMemory:
             out.append(Memory(meta["turn_id"], meta["first_id"], doc, sim, scores[i]))
         return out
 
-    def _bm25_scores(self, session_id: int, collection: Any, total: int, query: str) -> dict[str, tuple[float, dict, str]]:
+    def _bm25_scores(self, game: str, collection: Any, total: int, query: str) -> dict[str, tuple[float, dict, str]]:
         import bm25s
 
         with self._lock:
-            cached = self._bm25.get(session_id)
+            cached = self._bm25.get(game)
             if cached is None or cached[0] != total:
                 got = collection.get(include=["documents", "metadatas"])
                 retriever = bm25s.BM25()
                 retriever.index(self.index._tokenize(got["documents"]), show_progress=False)
                 cached = (total, retriever, got["ids"], got["metadatas"], got["documents"])
-                self._bm25[session_id] = cached
+                self._bm25[game] = cached
         _, retriever, ids, metas, docs = cached
         words = self.index._tokenize([query], ids=False)[0]
         if not words:

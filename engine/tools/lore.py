@@ -156,12 +156,13 @@ async def recall(ctx: ToolContext, args: RecallArgs) -> str:
     settings = deps.config.lore
     _spend(ctx, settings, "recall")
     memory = index.memory
-    upto = await asyncio.to_thread(memory.indexed_upto, ctx.session_id)
+    game = deps.store.game_key(ctx.session_id)
+    upto = await asyncio.to_thread(memory.indexed_upto, game)
     fresh = await deps.store.messages(ctx.session_id, after_id=upto, limit=2000, oldest=True)
     if fresh:
-        await asyncio.to_thread(memory.sync, ctx.session_id, fresh, ctx.state)
+        await asyncio.to_thread(memory.sync, game, fresh, ctx.state)
     npc_id = ctx.npc_id if ctx.agent is AgentType.NPC else None
-    found = await asyncio.to_thread(memory.recall, ctx.session_id, args.query, 3, npc_id=npc_id)
+    found = await asyncio.to_thread(memory.recall, game, args.query, 3, npc_id=npc_id)
     text = recall_lines(found)
     tokens = len(text) // 4
     ctx.counters["lore_tokens"] = ctx.counters.get("lore_tokens", 0) + tokens
