@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.lore.corpus import CorpusFile, Section, chunk_section, markdown_sections, read_corpus
+from engine.lore.corpus import CorpusFile, Section, chunk_section, markdown_sections
 from engine.lore.embed import MiniLM
 from engine.lore.index import LoreIndex
 
@@ -273,3 +273,29 @@ def test_a_chroma_server_named_by_chroma_host_holds_the_vectors(tmp_path, embedd
         server.wait(10)
     with pytest.raises(Exception, match="Chroma server"):
         LoreIndex(tmp_path / "three", embedder=embedder, chroma_host=f"127.0.0.1:{port}").ingest(corpus)
+
+
+def test_when_gm_only_lore_crowds_the_nearest_vectors_the_public_passages_are_still_found(tmp_path, embedder):
+    from engine.lore.index import Weights
+
+    lore = tmp_path / "corpus" / "world" / "coast"
+    lore.mkdir(parents=True)
+    secret = "".join(f"## Lantern Secret {n} (GM only{': drowned-call' if n == 0 else ''})\nThe lantern. The lantern.\n\n"
+                     for n in range(10))
+    (lore / "lantern.md").write_text("# Lantern\nThe old keepers kept the lantern lit with whale oil.\n\n" + secret)
+    index = LoreIndex(tmp_path / "lore", embedder=embedder, weights=Weights(depth=2))
+    index.ingest(tmp_path / "corpus")
+    queries = []
+    collection = index._collection("world", "coast")
+    original = collection.query
+
+    def spy(**kwargs):
+        queries.append(kwargs.get("where"))
+        return original(**kwargs)
+
+    index._collections[("world", "coast")] = type("Spy", (), {"query": staticmethod(spy), "count": collection.count})()
+    public = index.search("the lantern", k=3, method="vector")
+    assert [h.chunk.slice for h in public] == ["lantern"] and queries[-1] == {"gm_only": False}  # Chroma filtered
+    tied = index.search("the lantern", k=3, method="vector", secrets={"drowned-call"})
+    assert {h.chunk.slice for h in tied} == {"lantern", "lantern.lantern-secret-0"}
+    assert queries[-1] == {"$or": [{"gm_only": False}, {"secret": {"$in": ["drowned-call"]}}]}

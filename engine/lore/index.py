@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 import structlog
 
 from ..errors import ConfigError
-from .corpus import Chunk, Problem, Section, chunk_section, read_corpus
+from .corpus import Chunk, Problem, chunk_section, read_corpus
 from .slices import SliceCache
 
 if TYPE_CHECKING:
@@ -310,7 +310,7 @@ class LoreIndex:
         lexical = self._bm25_ranking(query, ids, chunks, bm25, allowed, w.depth, bm25_scores) if method != "vector" else []
         searched = known_refs if allowed_refs is None else allowed_refs
         searched = {key for key in searched if scope is None or key[0] == scope}
-        semantic = (self._vector_ranking(query, chunks, allowed, w.depth, gm, searched, similarities)
+        semantic = (self._vector_ranking(query, chunks, allowed, w.depth, gm, known, searched, similarities)
                     if method != "bm25" else [])
         scores: dict[str, float] = {}
         ranks: dict[str, list[int | None]] = {}
@@ -367,8 +367,14 @@ class LoreIndex:
         return out
 
     def _vector_ranking(self, query: str, chunks: dict[str, Chunk], allowed: Callable[[Chunk], bool],
-                        depth: int, gm: bool, refs: set[tuple[str, str]], found: dict[str, float]) -> list[str]:
+                        depth: int, gm: bool, secrets: frozenset[str], refs: set[tuple[str, str]],
+                        found: dict[str, float]) -> list[str]:
         vector = self.embedder.embed([query])
+        # Chroma's own filter, for when over-fetching left too few: the same rule as Chunk.visible.
+        where: dict[str, Any] | None = None
+        if not gm:
+            where = ({"gm_only": False} if not secrets else
+                     {"$or": [{"gm_only": False}, {"secret": {"$in": sorted(secrets)}}]})
         pairs: list[tuple[float, str]] = []
         for key in sorted(refs):
             collection = self._collection(*key)
@@ -378,8 +384,8 @@ class LoreIndex:
             # GM-only chunks are filtered here rather than by Chroma (its filter scans every row); take extra.
             result = collection.query(query_embeddings=vector, n_results=min(total, depth * 2), include=["distances"])
             got = [(d, cid) for cid, d in zip(result["ids"][0], result["distances"][0]) if cid in chunks and allowed(chunks[cid])]
-            if len(got) < depth and len(result["ids"][0]) < total and not gm and not known:
-                result = collection.query(query_embeddings=vector, n_results=min(total, depth), where={"gm_only": False},
+            if len(got) < depth and len(result["ids"][0]) < total and where is not None:
+                result = collection.query(query_embeddings=vector, n_results=min(total, depth), where=where,
                                           include=["distances"])
                 got = [(d, cid) for cid, d in zip(result["ids"][0], result["distances"][0]) if cid in chunks and allowed(chunks[cid])]
             pairs += got
