@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from engine.state import AgentType, Participant
-from engine.suggestions import RULES, format_suggestions, suggest
+from engine.suggestions import _MOST, LEXICON, RULES, Reading, _compile, format_suggestions, suggest
 from tests.conftest import CHANNEL
 
 N, C, P = AgentType.NARRATIVE, AgentType.COMBAT, AgentType.NPC
@@ -21,22 +21,67 @@ def tools(state, text, agent=N, npc=None):
     ("I sit to catch my breath.", {"short_rest"}),
     ("I try to climb the sea wall.", {"roll"}),
     ("I buy a rope from the chandler.", {"modify_inventory"}),
-    ("I search the quay for anything hidden.", {"roll", "discover_secret"}),
+    ("I search the quay for anything hidden.", {"roll"}),
+    ("After dark I watch the northern cliffs from the end of the quay for a green glow.", {"roll", "discover_secret"}),
+    ("I lay on hands on Mira.", {"update_hp"}),
+    ("Cure wounds on Dorn, first-level slot.", {"update_hp", "roll"}),
+    ("I leap off the quay onto the deck fifteen feet below.", {"roll", "update_hp"}),
+    ("I relight the lamps along the pier.", {"update_location_state"}),
+    ("Tell me about the Sundering.", {"search_lore"}),
+    ("What's the harbormaster like?", {"get_npc"}),
+    ("We rent a room and sleep till dawn.", {"long_rest", "modify_inventory"}),
 ])
 def test_narrator_hints(state, text, expected):
     assert expected <= set(tools(state, text))
 
 
-def test_plain_talk_earns_no_hints(state):
-    assert tools(state, "What a grey morning it is.") == []
+@pytest.mark.parametrize("text", [
+    "What a grey morning it is.",
+    "I fight the urge to yawn.",  # idioms: the keyword fits, the tool does not
+    "I give up on the idea.",
+    "I take a moment to think.",
+    "I drink in the view.",
+    "I pay attention to the gulls.",
+    "I roll my eyes at Dorn.",
+    "Should we buy a rope?",  # asked about, promised, denied or put off: not done now
+    "If we sleep here the tide will take us.",
+    "Nobody draw a blade, we're just talking.",
+    "I'll visit the cottage later.",
+    "Is the Brine Cup far from here?",
+    "OOC: brb, grabbing a snack",
+    "I hurt my pride slipping on fish guts, but I'm fine, nothing broken.",
+])
+def test_plain_talk_and_idioms_earn_no_hints(state, text):
+    assert tools(state, text) == []
 
 
-def test_travel_names_the_exit_and_says_when_it_is_shut(state):
+def test_travel_names_the_exit_and_not_a_shut_one_unless_the_way_opens(state):
     hint = suggest(state, "I walk into the Brine Cup.", N)[0]
     assert (hint.tool, hint.args, hint.confidence) == ("change_location", {"location": "brine-cup-tavern"}, 0.8)
-    state.current_location = "saltmere-quay"
-    shut = suggest(state, "We cross the causeway to Gannet Rock lighthouse.", N)
-    assert shut[0].args == {"location": "gannet-rock-lighthouse"} and "not open yet" in shut[0].reason
+    for said in ("lead on to the tavrn", "Trudging up the hill to see Brisa", "the keeper's cottage pls",
+                 "Open the door to the Brine Cup and step inside."):  # a typo, a resident, a bare place, a place before
+        assert "change_location" in tools(state, said), said
+    assert "change_location" not in tools(state, "We cross the causeway to Gannet Rock lighthouse.")  # shut
+    hint = next(s for s in suggest(state, "We wait for low tide, then cross the causeway to the lighthouse.", N)
+                if s.tool == "change_location")
+    assert hint.args == {"location": "gannet-rock-lighthouse"} and "once the way opens" in hint.reason
+
+
+def test_orders_to_an_npc_move_the_npc_not_the_party(state):
+    found = suggest(state, "Ysolde, head over to the Brine Cup and tell Odile we want rooms.", N)
+    assert [(s.tool, s.args) for s in found if s.tool in ("change_location", "move_npc_to_location")] == [
+        ("move_npc_to_location", {"npc": "ysolde-marrick", "location": "brine-cup-tavern"})]
+    spoken = suggest(state, "Go fetch Brisa from her cottage, would you?", P, state.npcs["ysolde-marrick"])
+    assert [s.args for s in spoken if s.tool == "move_npc_to_location"] == [
+        {"npc": "ysolde-marrick", "location": "keepers-cottage"}]
+
+
+def test_party_members_join_and_leave(state):
+    assert "add_to_party" in tools(state, "Ysolde, you're with us. Grab your coat.")
+    assert "modify_inventory" not in tools(state, "Ysolde, you're with us. Grab your coat.")
+    assert "remove_from_party" not in tools(state, "We leave Ysolde at the harbor office.")  # she is not with us
+    state.party.npc_ids.append("ysolde-marrick")
+    assert "remove_from_party" in tools(state, "We leave Ysolde at the harbor office.")
 
 
 def test_quest_acceptance_points_at_the_offered_quest(state):
@@ -58,6 +103,11 @@ def test_combat_hints(state):
     state.combat.order = [Participant(id="u1", name="Aria", faction="player", initiative=10, ac=18),
                           Participant(id="crab", name="Crab", faction="enemy", initiative=5, ac=11, hp=3, max_hp=3)]
     assert tools(state, "I stab the crab!", C)[:2] == ["next_turn", "attack"]  # the engine rolls the attack
+    assert tools(state, "I ready my spear to strike if it comes closer.", C) == ["next_turn"]  # readied, not now
+    assert set(tools(state, "Sacred flame on the crab", C)) == {"next_turn", "update_hp", "roll"}  # a save spell
+    assert "attack" not in tools(state, "Mira fires magic missile at it", C)
+    assert tools(state, "what's its AC again", C) == []  # a question without a mark passes no turn
+    assert tools(state, "The crab scuttles off into the water. We let it go.", C) == ["end_combat"]
     state.combat.order[1].hp = 0
     assert tools(state, "Is it over?", C)[0] == "end_combat"
 
@@ -66,6 +116,44 @@ def test_start_combat_names_the_encounter_here(state):
     state.current_location = "wreckers-grotto"
     hint = next(s for s in suggest(state, "We charge the smugglers!", N) if s.tool == "start_combat")
     assert hint.args == {"encounter": "wreckers-ambush"} and hint.confidence == 0.8
+
+
+def test_the_reader_splits_sentences_clauses_questions_and_requests():
+    r = Reading("Can we rest? I'll pay, okay. What's the deal!? Go fetch her, would you? Sure—we're in")
+    assert r.tokens[:6] == ["can", "we", "rest", "i'll", "pay", "okay"]
+    assert len(r.stops) == 5 and r.questions == {0, 2, 3} and r.requests == {0, 3}
+    assert {r.tokens[i] for i in r.clause_ends} >= {"rest", "pay", "okay", "her", "sure", "in"}
+    assert Reading("chuggin' my potion").tokens == ["chuggin", "my", "potion"]
+    assert Reading("Ysolde’s “light”").tokens == ["ysolde's", "light"]
+    assert Reading("What was Aldous like?").raw_tokens()[2] == "Aldous"
+
+
+def test_acts_leave_out_what_is_promised_denied_asked_or_put_off():
+    def done(text: str, category: str) -> bool:
+        return bool(Reading(text).acts(category))
+    assert done("I buy a rope.", "trade") and done("Can we buy a rope?", "trade")  # a request is a move
+    assert not done("Should we buy a rope?", "trade") and not done("I would buy a rope.", "trade")
+    assert not done("I don't buy it.", "trade") and not done("I'll buy it later.", "trade")
+    assert not done("I give up.", "give") or Reading("I give up.").acts("give", "not_trade") == []
+
+
+def test_phrases_match_gaps_forms_and_clause_ends():
+    r = Reading("I pry the old dagger out. Deal. I'll deal with you.")
+    assert [r.words(h) for h in r.get("trade")] == ["pry the old dagger out"]
+    assert [r.words(h) for h in r.get("accept")] == ["deal"]  # "deal $", not "deal with you"
+    assert {r.words(h) for h in r.get("not_accept")} == {"deal with you"}
+    assert Reading("she chugs it").get("consume") and Reading("chuggin").get("consume")
+
+
+def test_hits_are_bounded_however_long_the_message():
+    r = Reading("I buy a rope. " * 500)
+    assert len(r.get("trade")) == _MOST and r.get("trade")[0].start == 1
+
+
+def test_a_phrase_must_open_with_a_word():
+    with pytest.raises(ValueError, match="must start with a word"):
+        _compile({"bad": "*? rope"})
+    assert _compile(LEXICON)  # the shipped lexicon compiles
 
 
 def test_a_broken_rule_costs_nothing(state, monkeypatch):
