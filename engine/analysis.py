@@ -5,9 +5,12 @@ Typed results (dataclasses), rendered as plain tables for the terminal and for /
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Mapping
+
+from .config import Price
 
 HIGH = 0.8  # a suggestion at this confidence or more is "high confidence"
 
@@ -25,12 +28,36 @@ class ToolRow:
 
 @dataclass
 class AgentRow:
+    """One agent's use of one model: calls, tokens, cache, latency and what it cost."""
+
     agent: str
-    turns: int = 0
+    provider: str = ""
+    model: str = ""
     model_calls: int = 0
+    failed_calls: int = 0  # requests that ended in a provider error (each retry is a request)
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_tokens: int = 0
+    estimated: bool = False  # some counts are the engine's estimate (the provider reported no usage)
+    latencies_ms: list[float] = field(default_factory=list, repr=False)
+    cost_usd: float | None = None  # None: no price is configured for this model
+
+    @property
+    def latency_p50(self) -> float | None:
+        return statistics.median(self.latencies_ms) if self.latencies_ms else None
+
+    @property
+    def latency_p95(self) -> float | None:
+        if not self.latencies_ms:
+            return None
+        ordered = sorted(self.latencies_ms)
+        return ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
+
+    @property
+    def cache_hit_share(self) -> float | None:
+        """Cached input tokens as a share of all input tokens."""
+        total = self.input_tokens + self.cache_read_tokens
+        return self.cache_read_tokens / total if total else None
 
 
 @dataclass
@@ -40,6 +67,7 @@ class Analysis:
     channels: int = 0
     tools: list[ToolRow] = field(default_factory=list)
     agents: list[AgentRow] = field(default_factory=list)
+    turns_by_agent: dict[str, int] = field(default_factory=dict)
     verifier_misses: int = 0
     verifier_corrected: int = 0
     lore_denials: int = 0
@@ -55,12 +83,29 @@ class Analysis:
     def misses_per_100_turns(self) -> float:
         return 100 * self.verifier_misses / self.turns if self.turns else 0.0
 
+    @property
+    def cost_usd(self) -> float:
+        """The cost of the priced models' calls (see `unpriced` for the rest)."""
+        return sum(r.cost_usd or 0.0 for r in self.agents)
 
-def analyze(turns: list[dict[str, Any]]) -> Analysis:
+    @property
+    def unpriced(self) -> list[str]:
+        return sorted({r.model or r.provider for r in self.agents if r.cost_usd is None})
+
+
+def _price(prices: Mapping[str, Price], provider: str, model: str) -> Price | None:
+    if model in prices:
+        return prices[model]
+    return Price(input=0, output=0) if provider == "local" else None  # a model on your machine bills nothing
+
+
+def analyze(turns: list[dict[str, Any]], prices: Mapping[str, Price] | None = None) -> Analysis:
+    """What the turn log says. `prices` (the config's [prices]) turns token counts into dollars."""
+    prices = prices or {}
     result = Analysis(turns=len(turns), failed_turns=sum(t["status"] == "failed" for t in turns),
                       channels=len({t["channel_id"] for t in turns}))
     tools: dict[str, ToolRow] = {}
-    agents: dict[str, AgentRow] = {}
+    agents: dict[tuple[str, str, str], AgentRow] = {}
     for t in turns:
         called = {c.name for c in t["calls"]}
         for c in t["calls"]:
@@ -81,15 +126,24 @@ def analyze(turns: list[dict[str, Any]]) -> Analysis:
             result.verifier_corrected += 1 if check.get("outcome") == "corrected" else 0
             result.misses_by_rule[check["rule"]] = result.misses_by_rule.get(check["rule"], 0) + 1
         for m in t["model_calls"]:
-            # A turn's model calls may be of several agents (a referee, then the narrator); the turn names one.
-            row = agents.setdefault(t["agent"], AgentRow(t["agent"]))
+            # A turn's model calls may be of several agents (a referee, then the narrator): each call says whose
+            # it was; calls logged before calls named their agent count for the turn's.
+            key = (m.get("agent") or t["agent"], m.get("provider", ""), m.get("model", ""))
+            row = agents.get(key) or agents.setdefault(key, AgentRow(*key))
             row.model_calls += 1
+            row.failed_calls += 1 if str(m.get("stop_reason", "")).startswith("error") else 0
             row.input_tokens += m.get("input_tokens", 0)
             row.output_tokens += m.get("output_tokens", 0)
             row.cache_read_tokens += m.get("cache_read_tokens", 0)
-        agents.setdefault(t["agent"], AgentRow(t["agent"])).turns += 1
+            row.estimated = row.estimated or bool(m.get("estimated"))
+            if "latency_ms" in m:
+                row.latencies_ms.append(float(m["latency_ms"]))
+        result.turns_by_agent[t["agent"]] = result.turns_by_agent.get(t["agent"], 0) + 1
+    for row in agents.values():
+        price = _price(prices, row.provider, row.model)
+        row.cost_usd = None if price is None else price.cost(row.input_tokens, row.output_tokens, row.cache_read_tokens)
     result.tools = sorted(tools.values(), key=lambda r: (-r.called - r.suggested, r.tool))
-    result.agents = sorted(agents.values(), key=lambda r: -r.turns)
+    result.agents = sorted(agents.values(), key=lambda r: (-r.model_calls, r.agent, r.model))
     return result
 
 
@@ -119,7 +173,19 @@ def render(a: Analysis, since: datetime | None = None) -> str:
                                                     if a.misses_by_rule else ""),
              f"Lore look-ups refused by the quota: {a.lore_denials}",
              "",
-             _table(["agent", "turns", "model calls", "input tokens", "output tokens", "cached"],
-                    [[r.agent, r.turns, r.model_calls, r.input_tokens, r.output_tokens, r.cache_read_tokens]
-                     for r in a.agents])]
+             _table(["agent", "model", "calls", "failed", "input tokens", "output tokens", "cached", "p50 ms", "p95 ms",
+                     "cost $"],
+                    [[r.agent, f"{r.provider}:{r.model}" if r.model else r.provider, r.model_calls, r.failed_calls,
+                      f"{r.input_tokens}{'~' if r.estimated else ''}", r.output_tokens,
+                      "-" if r.cache_hit_share is None else f"{r.cache_read_tokens} ({100 * r.cache_hit_share:.0f}%)",
+                      _ms(r.latency_p50), _ms(r.latency_p95), "-" if r.cost_usd is None else f"{r.cost_usd:.4f}"]
+                     for r in a.agents]),
+             "Turns by agent: " + ", ".join(f"{k} {v}" for k, v in sorted(a.turns_by_agent.items(), key=lambda kv: -kv[1])),
+             f"Cost: ${a.cost_usd:.4f}" + (f"; no price configured for {', '.join(a.unpriced)} (add them under "
+                                           "[prices] in the config)" if a.unpriced else "")
+             + ("; ~ marks token counts the engine estimated" if any(r.estimated for r in a.agents) else "")]
     return "\n".join(parts)
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0f}"

@@ -58,10 +58,23 @@ class LoreSettings(Model):
     recall_min_similarity: float = Field(0.45, ge=0, le=1)  # how close an old exchange must be to be recalled
 
 
+class Price(Model):
+    """What a model costs, in US dollars per million tokens (for `lorekeeper analyze`)."""
+
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+    cache_read: float | None = Field(None, ge=0)  # cached input tokens; None: billed as input
+
+    def cost(self, input_tokens: int, output_tokens: int, cache_read_tokens: int) -> float:
+        cached = self.input if self.cache_read is None else self.cache_read
+        return (input_tokens * self.input + output_tokens * self.output + cache_read_tokens * cached) / 1_000_000
+
+
 class EngineConfig(Model):
     turn: TurnSettings = Field(default_factory=TurnSettings)
     lore: LoreSettings = Field(default_factory=LoreSettings)
     agents: dict[AgentType, AgentSettings] = Field(default_factory=dict)
+    prices: dict[str, Price] = Field(default_factory=dict)  # by model name, as the turn log records it
 
     def agent(self, agent: AgentType) -> AgentSettings:
         entry = AGENTS.get(agent)
@@ -103,7 +116,7 @@ def load_config(path: Path | None = None) -> EngineConfig:
     raw = _read(DEFAULT_CONFIG)
     if path is not None:
         raw = _merge(raw, _read(path))
-    for table in ("turn", "lore", "agents"):
+    for table in ("turn", "lore", "agents", "prices"):
         if not isinstance(raw.get(table, {}), dict):
             raise ConfigError(f"Config file {path}: [{table}] must be a table of settings, not a single value.")
     unknown = set(raw.get("agents", {})) - {a.value for a in AGENTS}

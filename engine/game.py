@@ -246,7 +246,7 @@ class Engine:
         """This channel's turn log as `lorekeeper analyze` prints it."""
         from .analysis import analyze, render
 
-        return render(analyze(await self.deps.store.turns_for_analysis(channel_id)))
+        return render(analyze(await self.deps.store.turns_for_analysis(channel_id), self.deps.config.prices))
 
     async def telemetry(self, channel_id: str) -> dict:
         return await self.deps.store.telemetry((await self.session(channel_id)).id)

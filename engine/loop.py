@@ -43,6 +43,7 @@ class ModelCall:
     latency_ms: float
     stop_reason: str
     attempts: int = 1
+    agent: str = ""  # whose request it was (a turn may hold a referee's call and the narrator's)
 
 
 @dataclass
@@ -177,7 +178,8 @@ async def _generate(model: ModelClient, request: ModelRequest, run: AgentRun, fi
             # Each failed attempt was a request too: it goes in the turn log.
             latency = (time.perf_counter() - started) * 1000
             run.model_calls.append(ModelCall(model.provider, request.model or getattr(model, "default_model", ""),
-                                             0, 0, 0, True, round(latency, 2), f"error: {exc}"[:200], attempt))
+                                             0, 0, 0, True, round(latency, 2), f"error: {exc}"[:200], attempt,
+                                             request.agent.value))
             if not exc.retryable or attempt > limits.retries:
                 raise
             delay = exc.retry_after if exc.retry_after is not None else limits.backoff * 2 ** (attempt - 1)
@@ -194,8 +196,9 @@ async def _generate(model: ModelClient, request: ModelRequest, run: AgentRun, fi
         else:
             prompt = request.system_text() + "".join(m.content for m in request.messages) + request.prefill
             usage_in, usage_out, cached, estimated = estimate_tokens(prompt), estimate_tokens(text), 0, True
-        run.model_calls.append(ModelCall(model.provider, request.model or getattr(model, "default_model", ""), usage_in, usage_out, cached, estimated, round(latency, 2),
-                                         completion.stop_reason if completion else "tool_tag", attempt))
+        run.model_calls.append(ModelCall(model.provider, request.model or getattr(model, "default_model", ""), usage_in,
+                                         usage_out, cached, estimated, round(latency, 2),
+                                         completion.stop_reason if completion else "tool_tag", attempt, request.agent.value))
         return gen
 
 
