@@ -95,6 +95,15 @@ class LorekeeperBot(commands.Bot):
             await self.deliver(channel, result, followup=followup, reply_to=reply_to, action=text, user=user)
             return result
 
+    async def retry(self, channel: discord.abc.Messageable, user: discord.abc.User, *, admin: bool,
+                    followup: discord.Webhook | None = None) -> TurnResult:
+        """The channel's last turn, taken back and asked again (for its player, or an admin), then posted."""
+        async with self._order[channel.id]:
+            async with channel.typing():
+                result = await self.engine.retry(str(channel.id), str(user.id), admin=admin)
+            await self.deliver(channel, result, followup=followup, reply_to=None, action=result.text, user=user)
+            return result
+
     async def deliver(self, channel: discord.abc.Messageable, result: TurnResult, *, followup: discord.Webhook | None,
                       reply_to: discord.Message | None, action: str, user: discord.abc.User) -> None:
         """Post a committed turn. It cannot be taken back, so a failure here is logged and noted, never re-raised."""

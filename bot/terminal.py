@@ -21,13 +21,14 @@ from engine.tools.character import character_sheet
 from engine.tools.combat import tracker
 from engine.tools.quests import quest_line
 from engine.lore.retrieval import sources_line
-from engine.turn import interrupted_notice
+from engine.turn import TurnResult, interrupted_notice
 
 HELP = """Type what your character does, or @Name to speak to someone here. Commands:
   /roll 2d6 [for X]  roll dice           /sheet        your character sheet
   /inventory         what you carry      /quests       the quest log
   /rest short|long   rest                /status       where you are, the party, any combat
   /sources on|off    name the lore used  /debug [on|off] the GM's report on its tools
+  /undo [n]          take back turns     /retry        ask the GM again (same dice)
   /help              this help
   /quit              save and leave (the game is kept)"""
 
@@ -76,7 +77,8 @@ class Terminal:
     def __post_init__(self) -> None:
         self.commands = {"/roll": self.cmd_roll, "/sheet": self.cmd_sheet, "/inventory": self.cmd_inventory,
                          "/quests": self.cmd_quests, "/rest": self.cmd_rest, "/status": self.cmd_status, "/help": self.cmd_help,
-                         "/sources": self.cmd_sources, "/debug": self.cmd_debug}
+                         "/sources": self.cmd_sources, "/debug": self.cmd_debug, "/undo": self.cmd_undo,
+                         "/retry": self.cmd_retry}
 
     async def open(self, adventure: str | None) -> None:
         """Resume this terminal's game, or start one."""
@@ -138,17 +140,37 @@ class Terminal:
                 else:
                     await command(rest.strip())
             else:
-                result = await self.engine.take_turn(self.channel, self.user_id, self.user_name, line)
-                speaker = result.npc.name if result.npc else "GM"
-                self.out(f"\n{speaker}:\n{wrap(result.reply, '  ')}")
-                for line in result.mechanics():
-                    self.out(wrap(line, "    "))
-                if result.sources and await self.engine.show_sources(self.channel):
-                    self.out(wrap(sources_line(result.sources), "    "))
-                self.out("")
+                await self.show(await self.engine.take_turn(self.channel, self.user_id, self.user_name, line))
         except GameError as exc:
             self.out(wrap(exc.message))
         return True
+
+    async def show(self, result: TurnResult) -> None:
+        speaker = result.npc.name if result.npc else "GM"
+        self.out(f"\n{speaker}:\n{wrap(result.reply, '  ')}")
+        for line in result.mechanics():
+            self.out(wrap(line, "    "))
+        if result.sources and await self.engine.show_sources(self.channel):
+            self.out(wrap(sources_line(result.sources), "    "))
+        self.out("")
+
+    async def cmd_undo(self, count: str) -> None:
+        """`/undo [n]`: take back the last n turns (the state as it was before them; the log keeps them)."""
+        try:
+            n = int(count) if count else 1
+        except ValueError:
+            self.out("Usage: /undo or /undo 3 (a number of turns).")
+            return
+        undone = await self.engine.undo(self.channel, n)
+        state = undone.state
+        self.out(wrap(f"Undone: {undone.turns} turn{'s' if undone.turns > 1 else ''}. Back at turn {state.turn}, "
+                      f"at {state.location().name}."))
+        self.out(wrap(await self.last_narration(), "  "))
+
+    async def cmd_retry(self, _: str) -> None:
+        """`/retry`: the last turn is taken back and asked again (the same words; the dice fall the same)."""
+        self.out("Asking the GM again…")
+        await self.show(await self.engine.retry(self.channel, self.user_id))
 
     async def state(self) -> GameState:
         return await self.engine.state(self.channel)

@@ -23,7 +23,7 @@ from .lore.index import LoreIndex
 from .models import ModelClient, ModelRequest
 from .orchestrator import Route
 from .state import AgentType, Character, GameState, Message
-from .store import Session, Store
+from .store import LastTurn, Session, Store
 from .suggestions import Suggestion
 from .tools import ToolContext
 from .tools.character import RestArgs, ShortRestArgs, long_rest, short_rest
@@ -35,6 +35,16 @@ log = structlog.get_logger(__name__)
 
 WRITES = 3  # times an admin write is tried when another process keeps changing the game under it
 T = TypeVar("T")
+
+
+MAX_UNDO = 20
+
+
+@dataclass(frozen=True)
+class Undone:
+    turns: int
+    messages: int  # log lines now marked undone
+    state: GameState  # the state the game is back at
 
 
 @dataclass
@@ -296,6 +306,64 @@ class Engine:
         if self.deps.lore is not None:
             self._later(f"memory:{channel_id}", self.remember(playing.session.id, result.state))
         return result
+
+    # -- undo and retry ---------------------------------------------------------------------------------------------
+
+    async def undo(self, channel_id: str, n: int = 1) -> Undone:
+        """Revert the channel's last `n` committed turns: the state goes back to what the oldest of them started
+        from, byte for byte, and their log lines (and anything after) stay in the log marked undone."""
+        if not 1 <= n <= MAX_UNDO:
+            raise BadInput(f"Undo takes 1 to {MAX_UNDO} turns.")
+        async with self.channel_lock(channel_id):
+            session = await self.session(channel_id)
+            turns = await self.deps.store.undoable_turns(session.id, n)
+            if not turns:
+                raise BadInput("There is no turn to undo in this game.")
+            if len(turns) < n:
+                raise BadInput(f"Only {len(turns)} turn{'s' if len(turns) > 1 else ''} of this game can be undone.")
+            if any(t.state_before is None for t in turns):
+                raise BadInput("That turn was played before this version of Lorekeeper kept what undo needs; "
+                               "it cannot be undone.")
+            undone = await self.deps.store.undo_turns(session.id, turns, version=session.version)
+        self._forget(session.id, [t.id for t in turns])
+        log.info("turns_undone", channel_id=channel_id, turns=len(turns), messages=len(undone))
+        return Undone(len(turns), len(undone), GameState.model_validate_json(turns[-1].state_before or "{}"))
+
+    async def retry(self, channel_id: str, author_id: str, *, admin: bool = False) -> TurnResult:
+        """Play the channel's last turn again: reverted first if it committed (a failed one changed nothing), then
+        asked again with the same words for the same player. Only while nothing newer happened, and only by the
+        player who made it (or an admin). The dice are the same: the turn's seed comes from the state it started from."""
+        async with self.channel_lock(channel_id):
+            session = await self.session(channel_id)
+            last = await self._retryable(session, author_id, admin)
+            if last.committed:
+                await self.deps.store.undo_turns(session.id, [last.turn], version=session.version)
+            else:
+                await self.deps.store.undo_turns_failed(session.id, last.turn)
+        if last.committed:
+            self._forget(session.id, [last.turn.id])
+        return await self.take_turn(channel_id, last.author_id, last.author_name, last.text)
+
+    async def check_retry(self, channel_id: str, author_id: str, *, admin: bool = False) -> None:
+        """What would refuse a retry, before a front end shows anything (refusals can then stay private)."""
+        await self._retryable(await self.session(channel_id), author_id, admin)
+
+    async def _retryable(self, session: Session, author_id: str, admin: bool) -> LastTurn:
+        last = await self.deps.store.last_turn(session.id)
+        if last is None:
+            raise BadInput("There is no turn to retry in this game yet.")
+        if last.author_id != author_id and not admin:
+            raise BadInput(f"Only {last.author_name} can retry the last turn (it was theirs).")
+        if last.newer:
+            raise BadInput("Something happened after that turn, so it can no longer be retried.")
+        if last.committed and last.turn.state_before is None:
+            raise BadInput("That turn was played before this version of Lorekeeper kept what retry needs.")
+        return last
+
+    def _forget(self, session_id: int, turn_ids: list[int]) -> None:
+        if self.deps.lore is not None:
+            memory, game = self.deps.lore.memory, self.deps.store.game_key(session_id)
+            self._later(f"forget:{session_id}", asyncio.to_thread(memory.forget, game, turn_ids))
 
     async def remember(self, session_id: int, state: GameState) -> int:
         """Index this game's committed exchanges that its memory lacks (embedding runs in a thread)."""

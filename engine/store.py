@@ -145,6 +145,13 @@ async def _m7_debug_never_set(db: aiosqlite.Connection) -> None:
     """)
 
 
+async def _m8_undo(db: aiosqlite.Connection) -> None:
+    await _run_script(db, """
+        ALTER TABLE turns ADD COLUMN state_before TEXT;
+        ALTER TABLE turns ADD COLUMN undone_at TEXT
+    """)  # state_before: what the turn committed over (NULL before this migration); undone_at: when it was reverted
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[aiosqlite.Connection], Any]]] = [
     (1, "initial", _m1_initial),
     (2, "channel_settings", _m2_channel_settings),
@@ -153,6 +160,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[aiosqlite.Connection], Any]]] = [
     (5, "verification", _m5_verification),
     (6, "tool_feedback_and_suggestions", _m6_feedback),
     (7, "debug_never_set", _m7_debug_never_set),
+    (8, "undo", _m8_undo),
 ]
 
 
@@ -178,6 +186,23 @@ class TurnRecord:
     checks: list[dict[str, str]] = field(default_factory=list)  # the verifier's misses and what became of them
     feedback: dict[str, Any] | None = None  # the agent's debug-mode tool feedback, parsed (or marked malformed)
     suggestions: list[dict[str, Any]] = field(default_factory=list)  # the pre-flight hints the agent was given
+
+
+@dataclass
+class UndoableTurn:
+    id: int
+    state_before: str | None  # the state JSON it committed over (None: committed before undo existed)
+    first_message: int  # the id of its first log line (the player's words)
+
+
+@dataclass
+class LastTurn:
+    turn: UndoableTurn
+    committed: bool  # False: it failed, and changed nothing
+    author_id: str
+    author_name: str
+    text: str  # the player's words
+    newer: bool  # something was logged after it
 
 
 @dataclass
@@ -395,8 +420,11 @@ class Store:
         turn commits only if nobody wrote the session since it was read; otherwise StaleSession and nothing changes.
         """
         async with self.transaction() as db:
+            async with db.execute("SELECT state FROM sessions WHERE id = ?", (session_id,)) as cur:
+                row = await cur.fetchone()
+            before = row[0] if row else None  # what the turn commits over: what /undo puts back
             await self._write_state(db, session_id, state, version)
-            turn_id = await self._insert_turn(db, session_id, turn)
+            turn_id = await self._insert_turn(db, session_id, turn, before)
             for m in messages:
                 m.turn_id = turn_id
                 if m.id:
@@ -442,14 +470,69 @@ class Store:
             row = await cur.fetchone()
         return row[0] if row else 0
 
-    async def _insert_turn(self, db: aiosqlite.Connection, session_id: int, t: TurnRecord) -> int:
+    async def _insert_turn(self, db: aiosqlite.Connection, session_id: int, t: TurnRecord,
+                           state_before: str | None = None) -> int:
         cur = await db.execute(
             "INSERT INTO turns (session_id, seq, agent, npc_id, status, seed, error, model_calls, started_at, finished_at, "
-            "sources, checks, feedback, suggestions) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "sources, checks, feedback, suggestions, state_before) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (session_id, t.seq, t.agent.value, t.npc_id, t.status, t.seed, t.error, json.dumps(t.model_calls),
              t.started_at.isoformat(), utcnow().isoformat(), json.dumps(t.sources), json.dumps(t.checks),
-             None if t.feedback is None else json.dumps(t.feedback), json.dumps(t.suggestions)))
+             None if t.feedback is None else json.dumps(t.feedback), json.dumps(t.suggestions), state_before))
         return cur.lastrowid or 0
+
+    async def undoable_turns(self, session_id: int, n: int) -> list[UndoableTurn]:
+        """The newest `n` committed turns not undone yet, newest first, with what each committed over."""
+        async with self.db.execute(
+                "SELECT turns.id, turns.state_before, MIN(messages.id) AS first_message FROM turns "
+                "LEFT JOIN messages ON messages.turn_id = turns.id "
+                "WHERE turns.session_id = ? AND turns.status = 'ok' AND turns.undone_at IS NULL "
+                "GROUP BY turns.id ORDER BY turns.id DESC LIMIT ?", (session_id, n)) as cur:
+            return [UndoableTurn(r["id"], r["state_before"], r["first_message"] or 0) for r in await cur.fetchall()]
+
+    async def last_turn(self, session_id: int) -> LastTurn | None:
+        """The newest turn not undone (committed or failed), whose player spoke it, and whether anything was logged
+        after it (then it is no longer the last thing that happened)."""
+        async with self.db.execute(
+                "SELECT turns.id, turns.status, turns.state_before, MIN(m.id) AS first, MAX(m.id) AS last FROM turns "
+                "JOIN messages m ON m.turn_id = turns.id WHERE turns.session_id = ? AND turns.undone_at IS NULL "
+                "GROUP BY turns.id ORDER BY turns.id DESC LIMIT 1", (session_id,)) as cur:
+            row = await cur.fetchone()
+        if row is None:
+            return None
+        async with self.db.execute("SELECT author_id, author_name, text FROM messages WHERE id = ?", (row["first"],)) as cur:
+            player = await cur.fetchone()
+        async with self.db.execute("SELECT COUNT(*) FROM messages WHERE session_id = ? AND id > ? AND status IN ('ok', 'pending')",
+                                   (session_id, row["last"])) as cur:
+            newer = (await cur.fetchone())[0]
+        return LastTurn(UndoableTurn(row["id"], row["state_before"], row["first"]), row["status"] == "ok",
+                        player["author_id"], player["author_name"], player["text"], newer > 0)
+
+    async def undo_turns_failed(self, session_id: int, turn: UndoableTurn) -> None:
+        """Mark a failed turn as retried: it changed nothing, so only the mark (its words stay marked failed)."""
+        async with self.transaction() as db:
+            await db.execute("UPDATE turns SET undone_at = ? WHERE id = ? AND session_id = ? AND status = 'failed'",
+                             (utcnow().isoformat(), turn.id, session_id))
+
+    async def undo_turns(self, session_id: int, turns: list[UndoableTurn], *, version: int) -> list[int]:
+        """Revert `turns` (newest first, as `undoable_turns` gave them): the state goes back to what the oldest
+        committed over, and every message from its first on is kept in the log marked undone. Compare-and-set on
+        the session version (StaleSession if someone wrote since it was read). Returns the undone message ids."""
+        oldest = turns[-1]
+        assert oldest.state_before is not None
+        async with self.transaction() as db:
+            now = utcnow().isoformat()
+            cur = await db.execute(
+                "UPDATE sessions SET state = ?, version = version + 1, updated_at = ? WHERE id = ? AND version = ? "
+                "AND active = 1", (oldest.state_before, now, session_id, version))
+            if cur.rowcount != 1:
+                raise StaleSession()
+            await db.executemany("UPDATE turns SET undone_at = ? WHERE id = ?", [(now, t.id) for t in turns])
+            async with db.execute("SELECT id FROM messages WHERE session_id = ? AND id >= ? AND status = 'ok'",
+                                  (session_id, oldest.first_message)) as cur:
+                undone = [r[0] for r in await cur.fetchall()]
+            await db.execute("UPDATE messages SET status = 'undone' WHERE session_id = ? AND id >= ? AND status = 'ok'",
+                             (session_id, oldest.first_message))
+            return undone
 
     async def _insert_message(self, db: aiosqlite.Connection, session_id: int, m: Message) -> int:
         cur = await db.execute(

@@ -95,6 +95,7 @@ class TurnResult:
     sources: list[Source] = field(default_factory=list)  # lore the reply cited, for a "Sources" line
     checks: list[dict[str, str]] = field(default_factory=list)  # the verifier's misses and their outcome
     debug: bool = False  # whether this turn ran in debug mode (front ends then show the engine's workings)
+    text: str = ""  # the player's words it answered
 
     def mechanics(self) -> list[str]:
         """What players may see of the turn's tools: dice, and the first sentence of each change (no GM notes)."""
@@ -359,7 +360,7 @@ async def play(turn: Turn, deps: Deps) -> TurnResult:
     npc = turn.work.npcs.get(turn.route.npc.id) if turn.route.npc else None
     return TurnResult(turn.reply, turn.route.agent, npc, [*turn.grounding_tools, *turn.run.calls],
                       [*turn.grounding_calls, *turn.run.model_calls], turn.turn_id, turn.work, turn.request, turn.sources,
-                      turn.verification.as_record() if turn.verification else [], turn.debug)
+                      turn.verification.as_record() if turn.verification else [], turn.debug, turn.text)
 
 
 async def _failed(turn: Turn, deps: Deps, exc: BaseException) -> GameError:

@@ -79,7 +79,7 @@ def walk(commands: list[dict]):
 async def test_synced_commands_obey_discords_limits(fake, bot):
     [put] = fake.calls("PUT", rf"/applications/{fake.application_id}/guilds/{fake.guild_id}/commands")
     names = {c["name"] for c in put.json}
-    assert {"game", "char", "party", "act", "roll", "quests", "rest", "gm-admin"} <= names
+    assert {"game", "char", "party", "act", "retry", "roll", "quests", "rest", "gm-admin"} <= names
     for item in walk(put.json):
         assert item["name"] == item["name"].lower() and 1 <= len(item["name"]) <= 32, item["name"]
         assert 1 <= len(item.get("description", "x")) <= 100, item
@@ -87,7 +87,7 @@ async def test_synced_commands_obey_discords_limits(fake, bot):
     admin = next(c for c in put.json if c["name"] == "gm-admin")
     assert int(admin["default_member_permissions"]) == MANAGE_GUILD and admin.get("contexts") in (None, [0])
     sub = {o["name"] for o in admin["options"]}
-    assert sub == {"debug", "feedback", "sources", "state", "prompt", "suggestions", "telemetry", "reset", "reload-corpus", "sync"}
+    assert sub == {"debug", "feedback", "sources", "state", "prompt", "suggestions", "telemetry", "undo", "reset", "reload-corpus", "sync"}
 
 
 async def test_a_slash_command_is_deferred_then_followed_up(fake, bot, model):
@@ -458,3 +458,27 @@ async def test_messages_a_crashed_bot_never_answered_are_reported_once_at_start_
     async with lorekeeper(tmp_path, fake, model):
         await asyncio.sleep(0.2)
         assert len(fake.calls("POST", rf"/channels/{cid}/messages")) == 1  # reported once, not at every start
+
+
+async def test_retry_and_undo_over_discord(fake, bot, model):
+    cid = await game_with_players(bot, fake)
+    model.add("You climb. <roll>1d20+2</roll>", " You reach the top.")
+    i = await fake.interaction("act", {"action": "I climb the harbour wall."}, user="alice")
+    [first] = await i.wait_followups(1)
+    refused = await fake.interaction("retry", user="bob")  # not bob's turn: refused privately, before any defer
+    response = await refused.wait_response()
+    assert response["type"] == 4 and response["data"]["flags"] & 64 and "Only" in response["data"]["content"]
+    model.add("You climb again. <roll>1d20+2</roll>", " This time you slip back down.")
+    again = await fake.interaction("retry", user="alice")
+    assert (await again.wait_response())["type"] == 5
+    [reply] = await again.wait_followups(1)
+    assert reply["content"].startswith("You climb again. This time you slip back down.")
+    assert first["content"].split("→")[1][:4] == reply["content"].split("→")[1][:4]  # the same dice
+    state = await bot.engine.state(cid)
+    fake.add_user("gm", permissions="manage_guild")
+    undo = await fake.interaction("gm-admin undo", {"turns": 1}, user="gm")
+    response = await undo.wait_response()
+    assert response["type"] == 4 and "1 turn undone by" in response["data"]["content"]
+    assert (await bot.engine.state(cid)).turn == state.turn - 1
+    again = await fake.interaction("gm-admin undo", {"turns": 1}, user="gm")
+    assert "no turn to undo" in (await again.wait_response())["data"]["content"]

@@ -253,3 +253,26 @@ def test_analyze_prints_tools_suggestions_verifier_and_tokens(tmp_path, capsys):
         raise AssertionError("argparse should refuse the date")
     except SystemExit as exc:
         assert exc.code == 2 and "is not a day like" in capsys.readouterr().err
+
+
+def test_the_terminal_undoes_and_retries_turns(tmp_path, capsys):
+    script = tmp_path / "undo.yaml"
+    script.write_text("""
+character: {name: Aria, class: fighter}
+steps:
+  - say: I pocket a gold coin from the fountain.
+    replies: ['You fish one out. <modify_inventory currency="gp" quantity="1"/>', " It is cold."]
+  - say: /undo
+  - say: /undo
+  - say: I wait by the water.
+    replies: ["The tide turns."]
+  - say: /retry
+    replies: ["Gulls cry overhead."]
+  - say: /undo two
+  - say: /inventory
+""", encoding="utf-8")
+    code, out, err = play(tmp_path, capsys, "--script", str(script), "--seed", "1")
+    assert code == 0, err
+    assert "Undone: 1 turn. Back at turn 0" in out and "There is no turn to undo in this game." in out
+    assert "Asking the GM again…" in out and "Gulls cry overhead." in out
+    assert "Usage: /undo or /undo 3" in out and "Coin: 10 gp" in out  # the pocketed coin was taken back

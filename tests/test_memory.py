@@ -77,3 +77,16 @@ async def test_two_databases_sharing_a_lore_folder_keep_their_games_memories_apa
         assert memory.recall(lore_table.store.game_key(first.id), "silver key oak", 1)
     finally:
         await ctx.__aexit__(None, None, None)
+
+
+async def test_an_undone_turn_is_forgotten(lore_table):
+    await play_long_game(lore_table, 2)
+    session = await lore_table.engine.session(CHANNEL)
+    memory, game = lore_table.engine.deps.lore.memory, lore_table.store.game_key(session.id)
+    await lore_table.turn("I hide the brass compass in the lobster pot.", "Nobody saw.")
+    await lore_table.engine.drain()
+    assert "lobster pot" in memory.recall(game, "brass compass lobster pot", 1)[0].text
+    await lore_table.engine.undo(CHANNEL)
+    await lore_table.engine.drain()
+    assert all("lobster pot" not in m.text for m in memory.recall(game, "brass compass lobster pot", 3))
+    assert any("third oak" in m.text for m in memory.recall(game, "silver key", 2))  # the rest is kept

@@ -123,6 +123,17 @@ class AdminCog(commands.GroupCog, group_name="gm-admin", group_description="Game
         await interaction.response.send_message(embed=embed, file=as_file(json.dumps(data, indent=1), "telemetry.json"),
                                                 ephemeral=True)
 
+    @app_commands.command(name="undo")
+    @app_commands.describe(turns="How many of the last turns to take back (1 to 20)")
+    async def undo(self, interaction: discord.Interaction, turns: app_commands.Range[int, 1, 20] = 1) -> None:
+        """Take back the last turns of this channel's game: the state as it was before them (the log keeps them)."""
+        await self.bot.ack_if_busy(interaction)
+        undone = await self.bot.engine.undo(str(interaction.channel_id), turns)
+        state = undone.state
+        await self.bot.announce(interaction, f"↩️ {undone.turns} turn{'s' if undone.turns > 1 else ''} undone by "
+                                             f"{discord.utils.escape_markdown(interaction.user.display_name)}: back at "
+                                             f"turn {state.turn}, at {state.location().name}.")
+
     @app_commands.command(name="reset")
     async def reset(self, interaction: discord.Interaction) -> None:
         """End this channel's game at once (its log is kept); /game start begins a new one."""

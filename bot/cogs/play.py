@@ -48,6 +48,16 @@ class PlayCog(commands.Cog):
         assert interaction.channel is not None
         await self.bot.play(interaction.channel, interaction.user, action, followup=interaction.followup, debug=debug)
 
+    @app_commands.command(name="retry")
+    @app_commands.guild_only()
+    async def retry(self, interaction: discord.Interaction) -> None:
+        """Ask the Game Master again for your last turn (while nothing newer happened; the dice fall the same)."""
+        admin = is_admin(interaction, self.bot.settings.admin_role)
+        await self.bot.engine.check_retry(str(interaction.channel_id), str(interaction.user.id), admin=admin)
+        await interaction.response.defer(thinking=True)
+        assert interaction.channel is not None
+        await self.bot.retry(interaction.channel, interaction.user, followup=interaction.followup, admin=admin)
+
     @app_commands.command(name="roll")
     @app_commands.describe(dice="For example 1d20+3, 2d6, 4d6kh3 or 1d20+2 adv",
                            reason="What it is for (e.g. perception); the Game Master sees it in the story")

@@ -89,6 +89,14 @@ class GameMemory:
             log.info("memory_indexed", game=game, exchanges=len(docs))
             return len(docs)
 
+    def forget(self, game: str, turn_ids: list[int]) -> None:
+        """Drop the exchanges of turns that were undone: recall must not bring back what never happened."""
+        if not turn_ids:
+            return
+        with self._lock:
+            self._collection(game).delete(where={"turn_id": {"$in": turn_ids}})
+            self._bm25.pop(game, None)
+
     def recall(self, game: str, query: str, k: int, *, npc_id: str | None = None,
                before_id: int | None = None) -> list[Memory]:
         """The exchanges that best match the query, best first; an NPC's only what it witnessed; only exchanges

@@ -1,0 +1,99 @@
+"""/undo and /retry: reverting turns restores the state byte for byte; the log keeps what was undone."""
+
+from __future__ import annotations
+
+import pytest
+
+import random
+
+from engine import BadInput
+from engine.dice import roll as roll_dice
+from engine.errors import ModelError, StaleSession
+from tests.conftest import CHANNEL
+
+
+async def test_undo_restores_the_state_before_the_turn_byte_for_byte(table):
+    before = (await table.engine.session(CHANNEL)).state.model_dump_json()
+    await table.turn("I buy a rope.", '<modify_inventory item="Rope" quantity="1"/>Done.',
+                     "The chandler hands you a coil.")
+    changed = await table.state()
+    assert changed.model_dump_json() != before and any(i.name == "Rope" for i in changed.characters["u1"].inventory)
+    undone = await table.engine.undo(CHANNEL)
+    assert (undone.turns, undone.messages) == (1, 2)  # the player's words and the reply
+    session = await table.engine.session(CHANNEL)
+    assert session.state.model_dump_json() == before == undone.state.model_dump_json()
+    statuses = [m.status for m in await table.store.messages(session.id, include_failed=True, limit=100)][-2:]
+    assert statuses == ["undone", "undone"]  # kept in the log, out of every agent's history
+    assert "I buy a rope." not in [m.text for m in await table.store.messages(session.id, limit=100)]
+
+
+async def test_undo_several_turns_goes_back_to_the_oldest_start(table):
+    start = (await table.state()).model_dump_json()
+    for n in range(3):
+        await table.turn(f"I wait ({n}).", f"Time passes ({n}).")
+    middle = None
+    turns = await table.store.undoable_turns((await table.engine.session(CHANNEL)).id, 3)
+    assert len(turns) == 3 and turns[0].id > turns[-1].id  # newest first
+    middle = turns[1].state_before
+    undone = await table.engine.undo(CHANNEL, 2)
+    assert undone.turns == 2 and (await table.state()).model_dump_json() == middle
+    await table.engine.undo(CHANNEL)
+    assert (await table.state()).model_dump_json() == start
+    with pytest.raises(BadInput, match="no turn to undo"):
+        await table.engine.undo(CHANNEL)
+    await table.turn("I wait again.", "More time passes.")
+    with pytest.raises(BadInput, match="Only 1 turn"):
+        await table.engine.undo(CHANNEL, 2)
+    for bad in (0, 21):
+        with pytest.raises(BadInput, match="1 to 20"):
+            await table.engine.undo(CHANNEL, bad)
+
+
+async def test_undo_loses_to_a_concurrent_write_and_changes_nothing(table, monkeypatch):
+    await table.turn("I wait.", "Time passes.")
+    session = await table.engine.session(CHANNEL)
+    real = table.store.undo_turns
+
+    async def someone_wrote_first(session_id, turns, *, version):
+        await table.store.save_state(session_id, session.state)  # another process: the version moves on
+        return await real(session_id, turns, version=version)
+
+    monkeypatch.setattr(table.store, "undo_turns", someone_wrote_first)
+    with pytest.raises(StaleSession):
+        await table.engine.undo(CHANNEL)
+    assert [m.status for m in await table.store.messages(session.id, limit=100)][-2:] == ["ok", "ok"]
+
+
+async def test_retry_replays_the_last_turn_for_its_player_with_the_same_dice(table):
+    first = await table.turn("I roll to climb.", "<roll>1d20+2</roll>", "You climb.")
+    rolled = first.calls[0].observation
+    table.model.add("<roll>1d20+2</roll>", "This time you slip.")
+    again = await table.engine.retry(CHANNEL, "u1")
+    assert again.reply == "This time you slip." and again.calls[0].observation == rolled  # no re-rolling by retry
+    assert (await table.state()).turn == first.state.turn  # replaced, not added
+    texts = [m.text for m in await table.store.messages((await table.engine.session(CHANNEL)).id, limit=100)]
+    assert texts.count("I roll to climb.") == 1 and "You climb." not in texts
+
+
+async def test_retry_is_refused_to_others_and_after_newer_events(table):
+    await table.turn("I wait.", "Time passes.")
+    with pytest.raises(BadInput, match="Only bob can retry"):
+        await table.engine.retry(CHANNEL, "u2")
+    table.model.add("Time passes again.")
+    assert (await table.engine.retry(CHANNEL, "u2", admin=True)).reply == "Time passes again."  # an admin may
+    await table.engine.record_roll(CHANNEL, "u2", "amy", roll_dice("1d20", random.Random(1)), "luck")  # newer
+    with pytest.raises(BadInput, match="can no longer be retried"):
+        await table.engine.retry(CHANNEL, "u1")
+
+
+async def test_a_failed_turn_is_retried_without_reverting_anything(table):
+    table.model.add(ModelError("down", retryable=False))
+    before = (await table.state()).model_dump_json()
+    with pytest.raises(Exception):
+        await table.engine.take_turn(CHANNEL, "u1", "bob", "I open the door.")
+    assert (await table.state()).model_dump_json() == before
+    table.model.add("The door creaks open.")
+    result = await table.engine.retry(CHANNEL, "u1")
+    assert result.reply == "The door creaks open."
+    with pytest.raises(BadInput, match="no turn to undo|Only"):
+        await table.engine.undo(CHANNEL, 2)  # the failed turn is not a committed one
