@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import asyncio
 import getpass
 import random
@@ -26,7 +27,8 @@ def parser() -> argparse.ArgumentParser:
     play = sub.add_parser("play", help="play in this terminal", description="Play a game in this terminal. "
                           "The game is saved in the database and resumes next time.")
     play.add_argument("--script", type=Path, help="play a YAML script (player lines and scripted model replies) without a keyboard")
-    play.add_argument("--game", default="terminal", help="which saved terminal game to play (default: terminal)")
+    play.add_argument("--game", help="which saved terminal game to play (default: terminal; with --script, a fresh "
+                      "throwaway game unless this is given)")
     play.add_argument("--adventure", help="adventure id for a new game (default: the first in the corpus)")
     play.add_argument("--name", help="your character's name, for a new character")
     play.add_argument("--class", dest="char_class", help="your character's class, for a new character")
@@ -127,13 +129,21 @@ async def run_play(args: argparse.Namespace) -> None:
         print("Checking the language model ...", file=sys.stderr)
         await check_models(config, models)
     rng = random.Random(args.seed) if args.seed is not None else random.Random()
+    # A script plays in a game of its own, ended when it is done (its log is kept), so the demo works every time
+    # and never takes over a game someone is playing; --game names one to play (or resume) instead.
+    throwaway = script is not None and args.game is None
+    game = f"script-{rng.getrandbits(32):08x}" if throwaway else (args.game or "terminal")
     async with running_engine(settings, config, models, rng) as engine:
-        terminal = Terminal(engine, f"terminal:{args.game}", "local", player_name(),
-                            ask=None if script else read_line)
+        terminal = Terminal(engine, f"terminal:{game}", "local", player_name(), ask=None if script else read_line)
         if script is not None:
-            await play_script(terminal, script, model)
+            try:
+                await play_script(terminal, script, model, args.seed)
+            finally:
+                if throwaway:
+                    with contextlib.suppress(GameError):
+                        await engine.end_game(f"terminal:{game}")
         else:
-            await play_keyboard(terminal, args.adventure, args.name, args.char_class)
+            await play_keyboard(terminal, args.adventure, args.name, args.char_class, args.seed)
 
 
 def player_name() -> str:

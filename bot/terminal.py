@@ -29,6 +29,7 @@ HELP = """Type what your character does, or @Name to speak to someone here. Comm
   /rest short|long   rest                /status       where you are, the party, any combat
   /sources on|off    name the lore used  /debug [on|off] the GM's report on its tools
   /undo [n]          take back turns     /retry        ask the GM again (same dice)
+  /new               end this game and start a new one
   /help              this help
   /quit              save and leave (the game is kept)"""
 
@@ -78,13 +79,21 @@ class Terminal:
         self.commands = {"/roll": self.cmd_roll, "/sheet": self.cmd_sheet, "/inventory": self.cmd_inventory,
                          "/quests": self.cmd_quests, "/rest": self.cmd_rest, "/status": self.cmd_status, "/help": self.cmd_help,
                          "/sources": self.cmd_sources, "/debug": self.cmd_debug, "/undo": self.cmd_undo,
-                         "/retry": self.cmd_retry}
+                         "/retry": self.cmd_retry, "/new": self.cmd_new}
+        self.adventure: str | None = None
 
-    async def open(self, adventure: str | None) -> None:
-        """Resume this terminal's game, or start one."""
+    async def open(self, adventure: str | None, seed: int | None = None) -> None:
+        """Resume this terminal's game, or start one. Options that only shape a new game are named when a game
+        resumes instead of being silently ignored."""
+        self.adventure = adventure
         try:
             state = await self.engine.state(self.channel)
             self.out(wrap(f"Resuming {state.title} — turn {state.turn}, at {state.location().name}."))
+            unused = [f"--adventure {adventure}" for _ in [1] if adventure and adventure != state.adventure_id]
+            unused += [f"--seed {seed}" for _ in [1] if seed is not None]
+            if unused:
+                self.out(wrap(f"({' and '.join(unused)} only shape{'s' if len(unused) == 1 else ''} a new game: "
+                              f"this one resumed. /new starts a new one; --game NAME keeps another.)"))
             self.out(wrap(await self.last_narration(), "  "))
         except NoGameRunning:
             state, intro = await self.engine.start_game(self.channel, adventure=adventure)
@@ -105,6 +114,9 @@ class Terminal:
         if self.user_id in state.characters:
             ch = state.characters[self.user_id]
             self.out(f"\nYou play {ch.name}, level {ch.level} {ch.char_class}.")
+            if (name and name != ch.name) or (char_class and char_class.lower() != ch.char_class.lower()):
+                self.out(wrap("(--name and --class make a new character: you already have one in this game. "
+                              "/new starts a new game.)"))
             return
         while True:
             if name is None or char_class is None:
@@ -167,6 +179,23 @@ class Terminal:
                       f"at {state.location().name}."))
         self.out(wrap(await self.last_narration(), "  "))
 
+    async def cmd_new(self, _: str) -> None:
+        """`/new`: end this game (its log is kept) and start a new one, with a new character."""
+        if self.ask is not None:
+            answer = (await self.ask("End this game and start a new one? (yes/no) ")).strip().lower()
+            if answer not in ("y", "yes"):
+                self.out("The game goes on.")
+                return
+        old = (await self.engine.state(self.channel)).characters.get(self.user_id)
+        await self.engine.end_game(self.channel)
+        state, intro = await self.engine.start_game(self.channel, adventure=self.adventure)
+        self.out(f"=== {state.title} ===\n")
+        self.out(wrap(intro, "  "))
+        if self.ask is None and old is not None:  # a script has no keyboard: the same character again
+            await self.ensure_character(old.name, old.char_class)
+        else:
+            await self.ensure_character(None, None)
+
     async def cmd_retry(self, _: str) -> None:
         """`/retry`: the last turn is taken back and asked again (the same words; the dice fall the same)."""
         self.out("Asking the GM again…")
@@ -226,9 +255,9 @@ class Terminal:
         self.out(HELP)
 
 
-async def play_script(terminal: Terminal, script: Script, model: ScriptedModel) -> None:
+async def play_script(terminal: Terminal, script: Script, model: ScriptedModel, seed: int | None = None) -> None:
     """Run a script: each step's replies are queued for the scripted model, then its line is played."""
-    await terminal.open(script.adventure)
+    await terminal.open(script.adventure, seed)
     await terminal.ensure_character(script.character.name if script.character else None,
                                     script.character.char_class if script.character else None)
     for step in script.steps:
@@ -243,8 +272,9 @@ async def play_script(terminal: Terminal, script: Script, model: ScriptedModel) 
                               f"than the step '{step.say}' used.")
 
 
-async def play_keyboard(terminal: Terminal, adventure: str | None, name: str | None, char_class: str | None) -> None:
-    await terminal.open(adventure)
+async def play_keyboard(terminal: Terminal, adventure: str | None, name: str | None, char_class: str | None,
+                        seed: int | None = None) -> None:
+    await terminal.open(adventure, seed)
     try:
         await terminal.ensure_character(name, char_class)
     except EOFError:

@@ -30,13 +30,41 @@ def test_the_example_script_plays_through(tmp_path, capsys):
 
 
 def test_the_game_is_saved_and_resumed(tmp_path, capsys):
-    play(tmp_path, capsys, "--script", str(EXAMPLE))
+    play(tmp_path, capsys, "--script", str(EXAMPLE), "--game", "mine")
     again = tmp_path / "again.yaml"
-    again.write_text(yaml.safe_dump({"steps": [{"say": "/inventory"}, {"say": "/quests"}]}))
-    code, out, err = play(tmp_path, capsys, "--script", str(again))
+    again.write_text(yaml.safe_dump({"character": {"name": "Zed", "class": "rogue"},
+                                     "steps": [{"say": "/inventory"}, {"say": "/quests"}]}))
+    code, out, err = play(tmp_path, capsys, "--script", str(again), "--game", "mine", "--seed", "3",
+                          "--adventure", "saltmere-lantern")
     assert code == 0, err
     assert "Resuming The Drowned Lantern of Saltmere" in out and "You play Aria" in out
     assert "Coin: 9 gp" in out and "relight-the-lantern, active" in out
+    flat = " ".join(out.split())
+    assert "(--seed 3 only shapes a new game: this one resumed." in flat  # said, not silently ignored
+    assert "--adventure" not in flat.split("only shape")[0]  # the same adventure: nothing to say
+    assert "--name and --class make a new character" in flat
+
+
+def test_a_script_plays_in_a_throwaway_game_and_leaves_the_default_game_alone(tmp_path, capsys):
+    for _ in range(2):  # the demo works every time
+        code, out, err = play(tmp_path, capsys, "--script", str(EXAMPLE), "--seed", "1")
+        assert code == 0, err
+        assert "Resuming" not in out and "Coin: 9 gp" in out
+    mine = tmp_path / "mine.yaml"
+    mine.write_text(yaml.safe_dump({"character": {"name": "Zed", "class": "rogue"}, "steps": [{"say": "/status"}]}))
+    code, out, err = play(tmp_path, capsys, "--script", str(mine), "--game", "terminal")
+    assert code == 0, err and "Resuming" not in out  # the default game was never taken over by the scripts
+
+
+def test_new_ends_the_game_and_starts_another(tmp_path, capsys):
+    script = tmp_path / "new.yaml"
+    script.write_text(yaml.safe_dump({"character": {"name": "Zed", "class": "rogue"}, "steps": [
+        {"say": "I pocket a coin.", "replies": ['<modify_inventory currency="gp" quantity="1"/>Got it.', " Shiny."]},
+        {"say": "/new"}, {"say": "/inventory"}]}))
+    code, out, err = play(tmp_path, capsys, "--script", str(script), "--game", "g")
+    assert code == 0, err
+    assert out.count("=== The Drowned Lantern of Saltmere ===") == 2 and out.count("Zed the rogue joins") == 2
+    assert "Coin: 10 gp" in out.split("> /inventory")[1]  # a new game: the pocketed coin (11 gp) is gone
 
 
 def test_same_seed_same_story(tmp_path, capsys):
