@@ -19,7 +19,7 @@ from engine.errors import ConfigError
 from engine.state import AgentType, GameState
 from engine.tools.character import character_sheet
 from engine.tools.combat import tracker
-from engine.tools.quests import quest_line
+from engine.tools.quests import player_quest_line
 from engine.lore.retrieval import sources_line
 from engine.turn import TurnResult, interrupted_notice
 
@@ -221,7 +221,7 @@ class Terminal:
 
     async def cmd_quests(self, _: str) -> None:
         quests = [q for q in (await self.state()).quests.values() if q.status != "offered"]
-        self.out("\n".join(wrap(quest_line(q)) for q in quests) or "No quests yet.")
+        self.out("\n".join(wrap(player_quest_line(q)) for q in quests) or "No quests yet.")
 
     async def cmd_rest(self, kind: str) -> None:
         self.out(wrap(await self.engine.rest(self.channel, self.user_id, self.user_name, kind.lower() or "short")))

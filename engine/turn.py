@@ -98,17 +98,18 @@ class TurnResult:
     text: str = ""  # the player's words it answered
 
     def mechanics(self) -> list[str]:
-        """What players may see of the turn's tools: dice, and the first sentence of each change (no GM notes)."""
+        """What players may see of the turn's tools: dice, and each change as the tool tells it to the table (a
+        tool that says nothing for players shows the first sentence of its observation; never its GM notes)."""
         lines = []
         for call in self.calls:
             spec = TOOLS.get(call.name)
             if not call.ok or spec is None:
                 continue
-            if call.name == "roll":
-                lines.append(f"🎲 {call.observation}")
+            public = call.meta.get("public")
+            if call.name in ("roll", "attack"):
+                lines.append(f"🎲 {public or call.observation}")
             elif spec.changes_state:
-                first = call.observation.split(". ", 1)[0].rstrip(".")
-                lines.append(f"• {first}.")
+                lines.append(f"• {public or call.observation.split('. ', 1)[0].rstrip('.') + '.'}")
         return lines
 
 

@@ -75,3 +75,32 @@ def test_every_agent_is_declared_once_and_everything_reads_that_list(tmp_path):
         load_config(bad)
     assert "unknown agent(s) oracle" in refused.value.message
     assert all(a.value in refused.value.message for a in AGENTS)  # the message is built from the list
+
+
+async def test_players_read_each_change_whole_and_without_internal_ids(table):
+    from engine.state import Participant
+    from tests.conftest import CHANNEL
+
+    state = await table.state()
+    state.combat.active, state.combat.round = True, 1
+    state.combat.order = [Participant(id="u1", name="Aria", faction="player", initiative=15, ac=16),
+                          Participant(id="rat-1", name="Giant Rat 1", faction="enemy", initiative=5, ac=1, hp=1, max_hp=7)]
+    session = await table.engine.session(CHANNEL)
+    await table.store.save_state(session.id, state)
+    hit = await table.turn("I stab the rat.", '<attack target="Giant Rat 1" bonus="30" damage="1d4+5"/>', "It squeaks its last.")
+    [line] = hit.mechanics()
+    assert line.startswith("🎲 Aria attacks Giant Rat 1: 1d20+30 →") and line.endswith("Giant Rat 1 is defeated.")
+    state = await table.state()
+    state.combat.active = False
+    await table.store.save_state(session.id, state)
+    quest = await table.turn("We accept.", '<start_quest quest="relight-the-lantern"/>',
+                             ' Ysolde nods. <complete_objective quest="relight-the-lantern" objective="learn-the-thief"/>',
+                             " Good.")
+    started, done = quest.mechanics()
+    assert started.startswith("• Quest started: The Drowned Lantern (active). ☐ Discover who stole")
+    assert done == "• Objective done (The Drowned Lantern): Discover who stole the lantern from Gannet Rock."
+    assert "relight-the-lantern" not in " ".join(quest.mechanics()) and "learn-the-thief" not in " ".join(quest.mechanics())
+    agent_saw = [c.observation for c in quest.calls]
+    assert "id relight-the-lantern" in agent_saw[0] and "Still to do:" in agent_saw[1]  # the agent keeps its ids
+    moved = await table.turn("We go to the tavern.", '<change_location location="brine-cup-tavern"/>', " Warmth.")
+    assert moved.mechanics() == ["• The party arrives at The Brine Cup."]  # a plain tool: its first sentence

@@ -11,7 +11,7 @@ from ..dice import roll as roll_dice
 from ..errors import BadInput, ToolError
 from ..state import COIN_VALUE, NPC, Character, Item, Participant
 from ..visibility import character_card, require_counterpart
-from .registry import COMBAT, EVERY_AGENT, NARRATIVE, NPC_AGENT, Args, ToolContext, tool
+from .registry import COMBAT, EVERY_AGENT, NARRATIVE, NPC_AGENT, Args, Told, ToolContext, tool
 
 
 class RollArgs(Args):
@@ -127,13 +127,15 @@ def attack(ctx: ToolContext, args: AttackArgs) -> str:
     with_what = f" with {args.weapon}" if args.weapon else ""
     head = f"{attacker} attacks {target.name}{with_what}: {to_hit.expression} → {to_hit.total} vs AC {target.ac}"
     if to_hit.natural == 1 or (to_hit.natural != 20 and to_hit.total < target.ac):
-        return f"{head}, miss{' (natural 1)' if to_hit.natural == 1 else ''}. No damage."
+        missed = f"{head}, miss{' (natural 1)' if to_hit.natural == 1 else ''}. No damage."
+        return Told(missed, missed)
     critical = to_hit.natural == 20
     expression = _DICE_TERM.sub(lambda m: f"{2 * int(m.group(1) or 1)}d{m.group(2)}", args.damage) if critical else args.damage
     hurt = roll_dice(expression, ctx.rng)
     applied = _apply_hp(target, max(0, hurt.total), "damage")
     kind = "critical hit (damage dice doubled)" if critical else "hit"
-    return f"{head}, {kind}; damage {hurt.expression} → {hurt.total}. {applied}"
+    told = f"{head}, {kind}; damage {hurt.expression} → {hurt.total}. {applied}"
+    return Told(told, told)  # all of it is the table's: the roll, the hit, the damage, who falls
 
 
 def _attacker_name(ctx: ToolContext, ref: str | None) -> str:
@@ -167,7 +169,8 @@ class HpArgs(Args):
       agents={NARRATIVE, COMBAT}, changes_state=True)
 def update_hp(ctx: ToolContext, args: HpArgs) -> str:
     """Apply damage or healing to a character, NPC or combatant; hit points stay between 0 and their maximum."""
-    return _apply_hp(resolve_hp_target(ctx, args.target), args.amount, args.kind)
+    told = _apply_hp(resolve_hp_target(ctx, args.target), args.amount, args.kind)
+    return Told(told, told)  # "Giant Rat 1 takes 6 damage: HP 0/7. Giant Rat 1 is defeated." — every word of it
 
 
 def _apply_hp(target: Character | NPC | Participant, amount: int, kind: str) -> str:

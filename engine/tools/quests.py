@@ -9,7 +9,7 @@ from pydantic import Field
 from ..errors import ToolError
 from ..state import Objective, Quest, slug
 from ..visibility import quests_known, require_own_quest
-from .registry import EVERY_AGENT, NARRATIVE, NPC_AGENT, Args, ToolContext, tool
+from .registry import EVERY_AGENT, NARRATIVE, NPC_AGENT, Args, Told, ToolContext, tool
 
 
 class StartQuestArgs(Args):
@@ -44,7 +44,14 @@ def start_quest(ctx: ToolContext, args: StartQuestArgs) -> str:
         quest = Quest(id=qid, title=args.quest, giver=ctx.npc_id, description=args.description, reward=args.reward,
                       status="active", objectives=[Objective(id=f"{i + 1}", text=t) for i, t in enumerate(args.objective)])
         ctx.state.quests[qid] = quest
-    return f"Quest started: {quest_line(quest)}"
+    return Told(f"Quest started: {quest_line(quest)}", f"Quest started: {player_quest_line(quest)}")
+
+
+def player_quest_line(quest: Quest) -> str:
+    """A quest as players read it: no ids, objectives ticked off."""
+    objectives = "; ".join(f"{'☑' if o.done else '☐'} {o.text.rstrip('.')}" for o in quest.objectives)
+    reward = f" Reward: {quest.reward.rstrip('.')}." if quest.reward else ""
+    return f"{quest.title} ({quest.status}). {objectives or 'No objectives'}.{reward}"
 
 
 def quest_line(quest: Quest) -> str:
@@ -73,7 +80,8 @@ def complete_objective(ctx: ToolContext, args: ObjectiveArgs) -> str:
     found.done = True
     left = [o.id for o in quest.objectives if not o.done]
     tail = f" Still to do: {', '.join(left)}." if left else " Every objective is done: complete the quest when the party claims its reward."
-    return f"Objective done: {found.text}.{tail}"
+    done = f"Objective done ({quest.title}): {found.text.rstrip('.')}." + ("" if left else " Every objective is done.")
+    return Told(f"Objective done: {found.text}.{tail}", done)
 
 
 class QuestArgs(Args):
@@ -90,7 +98,8 @@ def complete_quest(ctx: ToolContext, args: QuestArgs) -> str:
         raise ToolError(f"the quest '{quest.title}' still has open objectives: {'; '.join(left)}")
     quest.status = "completed"
     reward = f" Its reward: {quest.reward} (give it with modify_inventory)." if quest.reward else ""
-    return f"Quest completed: '{quest.title}'.{reward}"
+    return Told(f"Quest completed: '{quest.title}'.{reward}",
+                f"Quest completed: {quest.title}." + (f" Reward: {quest.reward.rstrip('.')}." if quest.reward else ""))
 
 
 @tool(example='<fail_quest quest="find-the-lost-ring" reason="the ring was melted down"/>',

@@ -268,12 +268,27 @@ def _failed(spec: Tool, args: Args, ctx: ToolContext, snapshot: GameState | None
     return ToolCall(spec.name, _dumped(args), False, f"Error: {spec.name} failed unexpectedly. Nothing was done; carry on without it.")
 
 
+class Told(str):
+    """An observation that also says what players may see of it (the line under the reply): the agent reads the
+    whole text (ids, hints, what to do next); players read `public`. A tool that returns a plain string shows
+    players only its first sentence."""
+
+    public: str
+
+    def __new__(cls, text: str, public: str) -> "Told":
+        told = super().__new__(cls, text)
+        told.public = public
+        return told
+
+
 def _done(spec: Tool, args: Args, ctx: ToolContext, observation: str) -> ToolCall:
     if spec.persistence == "permanent" and spec.subject is not None:
         # Kept once per entity and per viewer: an NPC's narrower view must not replace the GM's note.
-        visibility.remember(ctx.state, ctx.viewer, spec.name, spec.subject(ctx, args), observation)
+        visibility.remember(ctx.state, ctx.viewer, spec.name, spec.subject(ctx, args), str(observation))
     meta, ctx.meta = ctx.meta, {}
-    return ToolCall(spec.name, _dumped(args), True, observation, spec.persistence, meta)
+    if isinstance(observation, Told):
+        meta["public"] = observation.public
+    return ToolCall(spec.name, _dumped(args), True, str(observation), spec.persistence, meta)
 
 
 def _restore(state: GameState, snapshot: GameState | None) -> None:
