@@ -117,7 +117,7 @@ async def run_discord(args: argparse.Namespace) -> None:
 async def run_play(args: argparse.Namespace) -> None:
     settings = load_settings(db=args.db)
     configure_logging(settings.log_level)
-    config = load_config(settings.config)
+    config = settings.engine_config()
     script = load_script(args.script) if args.script else None
     model = ScriptedModel()
     if script is not None:

@@ -6,7 +6,7 @@ import aiohttp
 import discord
 import structlog
 
-from engine import ConfigError, load_config
+from engine import ConfigError
 from engine.providers import build_models, check_models
 
 from .client import LorekeeperBot
@@ -22,7 +22,7 @@ NO_TOKEN = ("No Discord token: set DISCORD_TOKEN in .env (see .env.example for e
 async def run_bot(settings: Settings) -> None:
     if settings.discord_token is None or not settings.discord_token.get_secret_value().strip():
         raise ConfigError(NO_TOKEN)
-    config = load_config(settings.config)
+    config = settings.engine_config()
     models = build_models(config, settings.provider_keys())
     await check_models(config, models)
     async with running_engine(settings, config, models) as engine:

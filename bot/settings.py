@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import difflib
 import logging
+import os
+import re
 import sys
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -11,6 +14,7 @@ import structlog
 from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from engine.config import EngineConfig, load_config
 from engine.content import describe_validation
 from engine.errors import ConfigError
 from engine.providers import ProviderKeys
@@ -36,6 +40,7 @@ class Settings(BaseSettings):
     openai_api_key: SecretStr | None = Field(None, validation_alias="OPENAI_API_KEY")
     openai_base_url: str | None = Field(None, validation_alias="OPENAI_BASE_URL")
     local_model: Path | None = None
+    model: str | None = None  # one model name for every agent whose config names none (e.g. "llama3.1" for Ollama)
     model_timeout: float = Field(60.0, gt=0, le=600)
     discord_token: SecretStr | None = Field(None, validation_alias="DISCORD_TOKEN")
     dev_guild: int | None = None  # sync slash commands to this guild at start-up (instant); otherwise by the owner
@@ -71,6 +76,11 @@ class Settings(BaseSettings):
             raise ValueError(f"'{value}' is not host:port (e.g. localhost:8000)")
         return f"{host}:{port}"
 
+    def engine_config(self) -> EngineConfig:
+        """The engine's settings file, with LOREKEEPER_MODEL given to every agent it names no model for."""
+        config = load_config(self.config)
+        return config.with_model(self.model) if self.model else config
+
     @property
     def lore_path(self) -> Path:
         return self.lore_dir if self.lore_dir is not None else self.db.parent / "lore"
@@ -101,7 +111,56 @@ def _url_problem(value: str) -> str:
     return ""
 
 
+_ASSIGNMENT = re.compile(r"\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=")
+
+
+def known_names() -> set[str]:
+    """Every environment name Settings reads."""
+    names = set()
+    for name, spec in Settings.model_fields.items():
+        alias = spec.validation_alias
+        names.add(alias if isinstance(alias, str) else f"LOREKEEPER_{name.upper()}")
+    return names
+
+
+def env_warnings(path: Path = Path(".env"), environ: dict[str, str] | None = None) -> list[str]:
+    """What is wrong in .env and the environment that would otherwise pass in silence: a line that is not
+    NAME=value (it is skipped, the lines after it still count), and a LOREKEEPER_ name that is no setting."""
+    known = known_names()
+    ours = sorted(n for n in known if n.startswith("LOREKEEPER_"))
+
+    def unknown(name: str) -> str | None:
+        if not name.startswith("LOREKEEPER_") or name in known:
+            return None
+        close = difflib.get_close_matches(name, ours, n=1, cutoff=0.75)
+        return f"{name} is not a setting" + (f": did you mean {close[0]}?" if close else " (.env.example lists them).")
+
+    found = []
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
+    except (OSError, UnicodeDecodeError):
+        lines = []  # load_settings says what is wrong with the file itself
+    for number, line in enumerate(lines, start=1):
+        text = line.strip()
+        if not text or text.startswith("#"):
+            continue
+        m = _ASSIGNMENT.match(text)
+        if m is None:
+            shown = text if len(text) <= 40 else text[:39] + "…"
+            found.append(f"{path} line {number}: '{shown}' is not NAME=value, so it is skipped "
+                         "(the lines after it still count).")
+        elif (problem := unknown(m.group(1))) is not None:
+            found.append(f"{path} line {number}: {problem}")
+    for name in sorted(os.environ if environ is None else environ):
+        if (problem := unknown(name)) is not None and not any(f": {name} " in w for w in found):
+            found.append(f"environment: {problem}")
+    return found
+
+
 def load_settings(**overrides: object) -> Settings:
+    logging.getLogger("dotenv.main").setLevel(logging.ERROR)  # its "could not parse" is said better below
+    for warning in env_warnings():
+        print(f"lorekeeper: warning: {warning}", file=sys.stderr)
     try:
         return Settings(**{k: v for k, v in overrides.items() if v is not None})
     except ValidationError as exc:

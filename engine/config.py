@@ -92,6 +92,15 @@ class EngineConfig(Model):
     def enabled(self, agent: AgentType) -> bool:
         return bool(self.agent(agent).enabled)
 
+    def with_model(self, model: str) -> "EngineConfig":
+        """Every agent whose settings name no model gets `model` (one setting for all, e.g. a server's model)."""
+        agents = dict(self.agents)
+        for agent in AGENTS:
+            chosen = self.agent(agent)
+            if not chosen.model:
+                agents[agent] = chosen.model_copy(update={"model": model})
+        return self.model_copy(update={"agents": agents})
+
 
 def _read(path: Path) -> dict:
     try:

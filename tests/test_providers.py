@@ -409,3 +409,23 @@ def test_errors_inside_a_stream_are_judged_by_every_identifier(kinds, retryable,
 
     err = stream_error("P", kinds, "detail", model="m", key_setting="KEY")
     assert err.retryable is retryable and isinstance(err, ProviderConfigError) is config
+
+
+async def test_a_base_url_without_v1_that_answers_404_gets_that_hint_and_connection_errors_name_the_url(server):
+    from engine.errors import ModelError, ProviderConfigError
+    from engine.models import ChatMessage, ModelRequest
+
+    request = ModelRequest(agent=AgentType.NARRATIVE, model="", system="s", context="",
+                           messages=[ChatMessage("user", "hi")])
+    no_v1 = OpenAICompatModel(openai.AsyncOpenAI(api_key=KEY, base_url=server.url, max_retries=0), "gpt-test",
+                              official=False)
+    server.steps.append(Step(status=404, error={"message": "404 page not found"}))  # as Ollama answers there
+    with pytest.raises(ProviderConfigError, match=r"try OPENAI_BASE_URL=http://127\.0\.0\.1:\d+/v1") as found:
+        async for _ in no_v1.stream(request):
+            pass
+    assert "does not know the model" not in str(found.value)
+    nowhere = OpenAICompatModel(openai.AsyncOpenAI(api_key=KEY, base_url="http://127.0.0.1:1/v1", max_retries=0,
+                                                   timeout=2), "gpt-test", official=False)
+    with pytest.raises(ModelError, match=r"server at http://127\.0\.0\.1:1/v1 could not be reached"):
+        async for _ in nowhere.stream(request):
+            pass

@@ -6,7 +6,7 @@ from typing import Any, AsyncIterator
 
 import openai
 
-from ..errors import ModelError
+from ..errors import ModelError, ProviderConfigError
 from ..models import Completion, ModelRequest, StreamItem, Usage
 from .faults import connection_error, retry_after_seconds, status_error, stream_error
 
@@ -26,11 +26,17 @@ class OpenAICompatModel:
         self.official = official
 
     def _error(self, exc: Exception, model: str) -> ModelError:
+        base = str(self.client.base_url).rstrip("/")
         if isinstance(exc, openai.APIStatusError):
+            if exc.status_code == 404 and not self.official and not base.endswith("/v1") and model not in _detail(exc):
+                # Not an unknown model: the API is not there. Servers (Ollama, vLLM, llama.cpp) serve it under /v1.
+                return ProviderConfigError(
+                    f"The server at {base} has no OpenAI-compatible API there (HTTP 404 for {base}/chat/completions). "
+                    f"Such servers answer under /v1: try OPENAI_BASE_URL={base}/v1")
             return status_error("The OpenAI-compatible server", exc.status_code, _detail(exc), model=model,
                                 key_setting="OPENAI_API_KEY and OPENAI_BASE_URL",
                                 retry_after=retry_after_seconds(exc.response.headers))
-        return connection_error("The OpenAI-compatible server", exc)
+        return connection_error(f"The OpenAI-compatible server at {base}", exc)
 
     def body(self, request: ModelRequest) -> dict[str, Any]:
         messages = [{"role": "system", "content": request.system_text()}]
@@ -85,8 +91,8 @@ class OpenAICompatModel:
         """Fail fast on a bad key, and on an unknown model when the server lists its models."""
         model = model or self.default_model
         if not model:
-            raise ModelError("No model is set for the OpenAI-compatible server: set `model` for each agent in your config "
-                             "file (LOREKEEPER_CONFIG), e.g. model = \"llama3.1\" for Ollama.")
+            raise ModelError("No model is set for the OpenAI-compatible server: set LOREKEEPER_MODEL in .env (e.g. "
+                             "LOREKEEPER_MODEL=llama3.1 for Ollama), or `model` per agent in your config file.")
         try:
             listed = [m.id async for m in self.client.models.list()]
         except openai.NotFoundError:
