@@ -143,7 +143,8 @@ async def run_play(args: argparse.Namespace) -> None:
                     with contextlib.suppress(GameError):
                         await engine.end_game(f"terminal:{game}")
         else:
-            await play_keyboard(terminal, args.adventure, args.name, args.char_class, args.seed)
+            await play_keyboard(terminal, args.adventure, args.name, args.char_class, args.seed,
+                                history=settings.db.parent / "terminal_history")
 
 
 def player_name() -> str:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import shutil
-import threading
+import sys
 import textwrap
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Awaitable, Callable
@@ -123,6 +125,12 @@ class Terminal:
                 if self.ask is None:
                     raise ConfigError("No character yet: give --name and --class, or a 'character' in the script.")
                 name = name or (await self.ask("Your character's name: ")).strip()
+                if name.lower() in ("/quit", "/exit"):
+                    raise EOFError
+                if name.lower() == "/help":  # commands work once there is a character; until then, say so
+                    self.out(HELP + "\nFirst, your character: a name, then a class.")
+                    name = None
+                    continue
                 char_class = char_class or (await self.ask(f"Class ({', '.join(CLASSES)}): ")).strip()
             try:
                 ch = await self.engine.create_character(self.channel, self.user_id, name, char_class)
@@ -272,8 +280,35 @@ async def play_script(terminal: Terminal, script: Script, model: ScriptedModel, 
                               f"than the step '{step.say}' used.")
 
 
+def line_editing(history: Path) -> Callable[[], None]:
+    """Arrow keys, editing and a history of earlier lines at the prompt (readline, where the platform has it);
+    returns what saves the history at the end."""
+    try:
+        import readline
+    except ImportError:  # Windows without pyreadline: plain input still works
+        return lambda: None
+    readline.set_history_length(500)
+    with contextlib.suppress(OSError):
+        readline.read_history_file(history)
+
+    def save() -> None:
+        with contextlib.suppress(OSError):
+            history.parent.mkdir(parents=True, exist_ok=True)
+            readline.write_history_file(history)
+    return save
+
+
 async def play_keyboard(terminal: Terminal, adventure: str | None, name: str | None, char_class: str | None,
-                        seed: int | None = None) -> None:
+                        seed: int | None = None, history: Path | None = None) -> None:
+    save = line_editing(history) if history is not None and sys.stdin.isatty() else (lambda: None)
+    try:
+        await _play_keyboard(terminal, adventure, name, char_class, seed)
+    finally:
+        save()
+
+
+async def _play_keyboard(terminal: Terminal, adventure: str | None, name: str | None, char_class: str | None,
+                         seed: int | None) -> None:
     await terminal.open(adventure, seed)
     try:
         await terminal.ensure_character(name, char_class)

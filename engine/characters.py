@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+
 from dataclasses import dataclass
 
 from pydantic import ValidationError
@@ -48,11 +50,15 @@ def make_character(owner_id: str, name: str, class_name: str, level: int = 1) ->
     name = " ".join(name.split())
     cls = CLASSES.get(class_name.strip().lower())
     if cls is None:
-        raise BadInput(f"'{class_name}' is not a class I know. Choose one of: {', '.join(CLASSES)}.")
+        close = difflib.get_close_matches(class_name.strip().lower(), list(CLASSES), n=1, cutoff=0.6)
+        hint = f" Did you mean {close[0]}?" if close else ""
+        raise BadInput(f"'{class_name}' is not a class I know.{hint} Choose one of: {', '.join(CLASSES)}.")
     if not 1 <= level <= 20:
         raise BadInput("Level must be between 1 and 20.")
     if not name or len(name) > 40:
         raise BadInput("A character's name must be 1 to 40 characters long.")
+    if name.startswith("/"):
+        raise BadInput(f"'{name}' looks like a command, not a name: give your character's name first.")
     if any(ch in name for ch in "<>@`*_~|#[]:"):
         raise BadInput("A character's name may not contain < > @ ` * _ ~ | # [ ] or :.")
     scores = dict(zip(cls.priorities, STANDARD_ARRAY))

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
+import pytest
 import yaml
-
-import io
 
 from bot.cli import main
 from tests.fake_llm_server import FakeLLMServer, Step, agents_config, in_thread
@@ -305,3 +305,45 @@ steps:
     assert "Undone: 1 turn. Back at turn 0" in out and "There is no turn to undo in this game." in out
     assert "Asking the GM again…" in out and "Gulls cry overhead." in out
     assert "Usage: /undo or /undo 3" in out and "Coin: 10 gp" in out  # the pocketed coin was taken back
+
+
+async def test_the_name_prompt_takes_help_and_quit_and_suggests_a_class(tmp_path):
+    import asyncio  # noqa: F401
+    import random
+
+    from bot.terminal import Terminal
+    from engine import Deps, Engine, ScriptedModel, Store, load_config
+    from engine.state import AgentType
+    from tests.conftest import CORPUS
+
+    answers = ["/help", "", "fighter", "Aria", "figther", "Aria", "fighter"]
+    shown: list[str] = []
+
+    async def ask(prompt: str) -> str:
+        shown.append(prompt)
+        return answers.pop(0)
+
+    async with Store.open(tmp_path / "t.db") as store:
+        engine = Engine(Deps(store, {a: ScriptedModel() for a in AgentType}, load_config(), CORPUS, rng=random.Random(1)))
+        terminal = Terminal(engine, "terminal:t", "local", "me", out=shown.append, ask=ask)
+        await terminal.open(None)
+        await terminal.ensure_character(None, None)
+    text = "\n".join(shown)
+    assert "First, your character: a name, then a class." in text  # /help is not a name
+    assert "A character's name must be 1 to 40 characters long." in text  # nor is an empty line
+    assert "'figther' is not a class I know. Did you mean fighter?" in text
+    assert "Aria the fighter joins the story" in text and answers == []
+
+
+def test_the_history_of_typed_lines_is_kept_between_sessions(tmp_path):
+    readline = pytest.importorskip("readline")
+    from bot.terminal import line_editing
+
+    history = tmp_path / "data" / "terminal_history"
+    readline.clear_history()
+    save = line_editing(history)
+    readline.add_history("I open the door.")
+    save()
+    readline.clear_history()
+    line_editing(history)
+    assert readline.get_history_item(readline.get_current_history_length()) == "I open the door."
