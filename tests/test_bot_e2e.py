@@ -79,7 +79,7 @@ def walk(commands: list[dict]):
 async def test_synced_commands_obey_discords_limits(fake, bot):
     [put] = fake.calls("PUT", rf"/applications/{fake.application_id}/guilds/{fake.guild_id}/commands")
     names = {c["name"] for c in put.json}
-    assert {"game", "char", "party", "act", "retry", "roll", "quests", "rest", "gm-admin"} <= names
+    assert {"game", "char", "party", "act", "retry", "roll", "quests", "rest", "help", "gm-admin"} <= names
     for item in walk(put.json):
         assert item["name"] == item["name"].lower() and 1 <= len(item["name"]) <= 32, item["name"]
         assert 1 <= len(item.get("description", "x")) <= 100, item
@@ -159,13 +159,20 @@ async def test_two_messages_at_once_in_one_channel_are_answered_in_order(fake, b
     assert [c.json["content"] for c in replies] == ["Answer to first", "Answer to second"]
 
 
-async def test_table_talk_and_bot_messages_are_not_actions(fake, bot, model):
+async def test_table_talk_is_no_action_and_a_newcomer_is_told_once_how_to_join(fake, bot, model):
     await game_with_players(bot, fake)
     fake.add_user("carol")
     await fake.message("Is this the D&D channel?", author="carol")  # no character: not playing
+    [hint] = await fake.wait_for("POST", r"/channels/\d+/messages")
+    assert "/char create" in hint.json["content"] and "/party join" in hint.json["content"]
+    assert hint.json["allowed_mentions"]["parse"] == [] and not hint.json["allowed_mentions"].get("replied_user")
+    await fake.message("Hello?", author="carol")  # once is enough
     await fake.message("nothing here", author="alice", channel="ooc")  # no game in that channel
     await asyncio.sleep(0.2)
-    assert model.requests == [] and fake.calls("POST", r"/channels/\d+/messages") == []
+    assert model.requests == [] and len(fake.calls("POST", r"/channels/\d+/messages")) == 1
+    help = await fake.interaction("help", user="carol")
+    response = (await help.wait_response())["data"]
+    assert response["flags"] & 64 and "`@Name …` speaks to someone" in response["content"]
 
 
 async def test_game_errors_reach_the_user_briefly(fake, bot):

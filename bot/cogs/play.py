@@ -29,9 +29,31 @@ class DiceTransformer(app_commands.Transformer):
             raise InputError(exc.message) from None
 
 
+HINT_NO_CHARACTER = ("-# You're not playing in this game yet, so that was table talk. To join: `/char create` "
+                     "(a name and a class), then `/party join`. `/help` says more.")
+HINT_NOT_IN_PARTY = "-# You have a character here but aren't in the party, so that was table talk: `/party join` to play."
+HELP = (
+    "**Playing**\n"
+    "• `/game start` begins a game in a channel (or a new thread); `/game status`, `/game recap`, `/game end`.\n"
+    "• `/char create name class` makes your character, `/party join` brings them into the game; "
+    "`/char sheet`, `/char inventory`.\n"
+    "• Party members just type what they do. `@Name …` speaks to someone who is here, and replying to an "
+    "NPC's message speaks to them again.\n"
+    "• `/act` does the same as typing; `/roll 1d20+3 [reason]` rolls dice the GM sees; `/quests`; "
+    "`/rest short|long`; `/retry` asks the GM again for your last turn (the dice fall the same).\n"
+    "**Admins** (Manage Server): `/gm-admin` — `undo`, `reset`, `debug`, `sources`, `state`, `prompt`, "
+    "`suggestions`, `feedback`, `telemetry`, `reload-corpus`, `sync`.")
+
+
 class PlayCog(commands.Cog):
     def __init__(self, bot: LorekeeperBot) -> None:
         self.bot = bot
+        self.hinted: set[tuple[int, str]] = set()  # (game, member) already told how to join: once is enough
+
+    @app_commands.command(name="help")
+    async def help(self, interaction: discord.Interaction) -> None:
+        """How to play: commands, talking to NPCs, joining a game."""
+        await interaction.response.send_message(HELP, ephemeral=True)
 
     @app_commands.command(name="act")
     @app_commands.guild_only()
@@ -94,11 +116,17 @@ class PlayCog(commands.Cog):
             return  # addressed to the bot itself: a text command, not an action
         channel_id = str(message.channel.id)
         try:
-            state = await self.bot.engine.state(channel_id)
+            session = await self.bot.engine.session(channel_id)
         except NoGameRunning:
             return
-        if str(message.author.id) not in state.party.player_ids:
-            return  # table talk from people who are not playing
+        state, member = session.state, str(message.author.id)
+        if member not in state.party.player_ids:  # table talk from people who are not playing: say once how to join
+            if (session.id, member) not in self.hinted:
+                self.hinted.add((session.id, member))
+                hint = HINT_NOT_IN_PARTY if member in state.characters else HINT_NO_CHARACTER
+                with contextlib.suppress(discord.HTTPException):
+                    await message.reply(hint, allowed_mentions=NO_PINGS, mention_author=False)
+            return
         text = message.content
         replied = message.reference.resolved if message.reference else None
         if isinstance(replied, discord.Message) and "@" not in text:
