@@ -121,10 +121,12 @@ class Engine:
         if channel_id is not None and await self.deps.store.load_session(channel_id) is not None:
             raise GameAlreadyRunning()
 
-    async def start_game(self, channel_id: str, guild_id: str | None = None, adventure: str | None = None) -> tuple[GameState, str]:
+    async def start_game(self, channel_id: str, guild_id: str | None = None, adventure: str | None = None,
+                         started_by: str | None = None) -> tuple[GameState, str]:
         """A new game from an adventure in the corpus; returns the state and the opening narration."""
         chosen = find_adventure(self.deps.corpus_dir, adventure)
         state = chosen.new_game(seed=self.deps.rng.getrandbits(31))
+        state.started_by = started_by
         async with self.channel_lock(channel_id):
             session = await self.deps.store.create_session(channel_id, guild_id, state)
             intro = Message(channel_id=channel_id, author_id=NARRATOR_ID, author_name="Narrator",

@@ -258,6 +258,7 @@ class GameState(Model):
     seed: int
     turn: NonNegativeInt = 0
     current_location: str
+    started_by: str | None = None  # who began the game (they, or an admin, may end it); None in older games
     characters: dict[str, Character] = Field(default_factory=dict)
     party: Party = Field(default_factory=Party)
     npcs: dict[str, NPC] = Field(default_factory=dict)

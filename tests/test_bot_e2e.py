@@ -383,13 +383,33 @@ async def test_game_commands_are_guild_only(fake, bot):
         assert command.get("contexts") == [0] or command.get("dm_permission") is False, command
 
 
-async def test_only_players_or_admins_end_a_game(fake, bot):
-    await game_with_players(bot, fake)
-    fake.add_user("mallory")
-    i = await fake.interaction("game end", user="mallory")
-    assert (await i.wait_response())["data"]["content"] == "You are not permitted to use this command."
-    i = await fake.interaction("game end", user="bob")
-    assert (await i.wait_response())["data"]["content"] == "The game is over. Start another with /game start."
+async def test_only_the_starter_or_an_admin_ends_a_game_after_confirming(fake, bot):
+    start = await fake.interaction("game start", user="alice")
+    await start.wait_followups(1)
+    cid = str(fake.channel("general").id)
+    await bot.engine.create_character(cid, str(fake.user("bob").id), "Bram", "wizard")
+    for who in ("bob", "mallory"):  # a player who did not start it, and a stranger
+        if who == "mallory":
+            fake.add_user("mallory")
+        i = await fake.interaction("game end", user=who)
+        assert (await i.wait_response())["data"]["content"] == "You are not permitted to use this command."
+    ask = await fake.interaction("game end", user="alice")
+    question = await ask.wait_original()
+    assert question["flags"] & 64 and "cannot be resumed" in question["content"]
+    with pytest.raises(Exception):
+        await (await fake.component(question, "game-end-confirm", user="bob")).wait_response(timeout=0.5)
+    keep = await fake.component(question, "game-end-cancel", user="alice")
+    assert (await keep.wait_response())["data"]["content"] == "The game goes on."
+    assert (await bot.engine.state(cid)).title  # still running
+    ask = await fake.interaction("game end", user="alice")
+    click = await fake.component(await ask.wait_original(), "game-end-confirm", user="alice")
+    assert (await click.wait_response())["data"]["content"] == "Done."
+    [said] = await fake.wait_for("POST", r"/channels/\d+/messages")
+    assert "ended by" in said.json["content"] and said.json["allowed_mentions"]["parse"] == []
+    fake.add_user("gm", permissions="manage_guild")
+    await bot.engine.start_game(cid, started_by=str(fake.user("alice").id))
+    admin = await fake.interaction("game end", user="gm")
+    assert "cannot be resumed" in (await admin.wait_original())["content"]  # an admin may too
 
 
 async def test_replies_to_an_npc_still_reach_it_after_a_restart(fake, bot, model):

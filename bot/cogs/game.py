@@ -6,12 +6,43 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
+from engine import GameError
 from engine.content import list_adventures
 
 from ..client import LorekeeperBot
 from ..render import EMBED_BUDGET, NO_PINGS, combat_embed, status_embed
 from ..text import split_message
 from .admin import is_admin
+
+
+class ConfirmEnd(discord.ui.View):
+    """The two buttons under /game end's question; only the member who asked may press them."""
+
+    def __init__(self, bot: LorekeeperBot, owner_id: int) -> None:
+        super().__init__(timeout=120)
+        self.bot, self.owner_id = bot, owner_id
+
+    async def interaction_check(self, interaction: discord.Interaction) -> bool:
+        return interaction.user.id == self.owner_id
+
+    @discord.ui.button(label="End the game", style=discord.ButtonStyle.danger, custom_id="game-end-confirm")
+    async def confirm(self, interaction: discord.Interaction, _: discord.ui.Button) -> None:
+        self.stop()
+        try:
+            await self.bot.engine.end_game(str(interaction.channel_id))
+        except GameError as exc:  # ended meanwhile, by someone else
+            await interaction.response.edit_message(content=exc.message, view=None)
+            return
+        await interaction.response.edit_message(content="Done.", view=None)
+        assert interaction.channel is not None
+        who = discord.utils.escape_markdown(interaction.user.display_name)
+        await interaction.channel.send(f"The game is over (ended by {who}). Start another with /game start.",
+                                       allowed_mentions=NO_PINGS)
+
+    @discord.ui.button(label="Keep playing", style=discord.ButtonStyle.secondary, custom_id="game-end-cancel")
+    async def cancel(self, interaction: discord.Interaction, _: discord.ui.Button) -> None:
+        self.stop()
+        await interaction.response.edit_message(content="The game goes on.", view=None)
 
 
 @app_commands.guild_only()  # on the group: on a subcommand discord.py ignores it
@@ -35,7 +66,8 @@ class GameCog(commands.GroupCog, group_name="game", group_description="Start, en
             assert isinstance(channel, discord.TextChannel)
             channel = await channel.create_thread(name="Lorekeeper game", type=discord.ChannelType.public_thread,
                                                   auto_archive_duration=1440)
-        state, intro = await self.bot.engine.start_game(str(channel.id), str(interaction.guild_id), adventure)
+        state, intro = await self.bot.engine.start_game(str(channel.id), str(interaction.guild_id), adventure,
+                                                        started_by=str(interaction.user.id))
         opening = f"## {state.title}\n{intro}\n\n-# Make your character with /char create, then say what you do."
         pieces = split_message(opening)
         if channel is interaction.channel:
@@ -53,13 +85,16 @@ class GameCog(commands.GroupCog, group_name="game", group_description="Start, en
 
     @app_commands.command(name="end")
     async def end(self, interaction: discord.Interaction) -> None:
-        """End the game in this channel (its log is kept): for its players and server admins."""
+        """End the game in this channel (its log is kept): for whoever started it, and server admins."""
         state = await self.bot.engine.state(str(interaction.channel_id))
-        if str(interaction.user.id) not in state.characters and not is_admin(interaction, self.bot.settings.admin_role):
-            raise app_commands.CheckFailure("only players or admins end a game")
-        await self.bot.ack_if_busy(interaction)
-        await self.bot.engine.end_game(str(interaction.channel_id))
-        await self.bot.announce(interaction, "The game is over. Start another with /game start.")
+        member = str(interaction.user.id)
+        # Games from before the starter was recorded: any of their players may end them, as before.
+        allowed = member == state.started_by if state.started_by is not None else member in state.characters
+        if not allowed and not is_admin(interaction, self.bot.settings.admin_role):
+            raise app_commands.CheckFailure("only the game's starter or an admin ends a game")
+        await interaction.response.send_message(
+            f"End **{discord.utils.escape_markdown(state.title)}** for everyone here? Its log is kept, but the game "
+            "cannot be resumed.", view=ConfirmEnd(self.bot, interaction.user.id), ephemeral=True)
 
     @app_commands.command(name="status")
     async def status(self, interaction: discord.Interaction) -> None:
