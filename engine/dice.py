@@ -16,6 +16,25 @@ MAX_EXPRESSION = 120
 MAX_DICE = 200
 
 
+class _Stringifier(d20.SimpleStringifier):
+    """d20's plain rendering, with dropped dice struck through ("2d20kh1 (8̶, 19)"): a combining stroke, which
+    reads the same in a terminal and in Discord (Markdown's ~~ would show as tildes in the terminal)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._dropping = False  # inside a dropped node: its parts are struck once, with it
+
+    def _stringify(self, node):  # type: ignore[no-untyped-def]
+        if node.kept or self._dropping:
+            return super()._stringify(node)
+        self._dropping = True
+        try:
+            text = super()._stringify(node)
+        finally:
+            self._dropping = False
+        return "".join(ch if ch.isspace() else ch + "\u0336" for ch in text)
+
+
 @dataclass(frozen=True)
 class Roll:
     expression: str
@@ -59,7 +78,7 @@ def roll(expression: str, rng: random.Random) -> Roll:
             break
     try:
         with _drawing_from(rng):
-            result = d20.roll(text, stringifier=d20.SimpleStringifier(), advantage=advantage)
+            result = d20.roll(text, stringifier=_Stringifier(), advantage=advantage)
         # d20 evaluates lazily: a division by zero surfaces only here.
         total, detail, natural, count = result.total, str(result), _natural_d20(result), _dice_count(result.expr)
     except d20.TooManyRolls:

@@ -509,3 +509,15 @@ def test_the_combat_agent_can_use_up_a_potion(state):
     cctx, _ = fight(state, ac=10)
     used = call(cctx, '<modify_inventory item="healing potion" quantity="-1"/>')
     assert used.ok and "loses 1 × healing potion" in used.observation
+
+
+def test_dropped_dice_are_struck_through_in_what_players_read():
+    import random
+
+    from engine.dice import roll as roll_dice
+
+    advantage = roll_dice("1d20+2 adv", random.Random(3))
+    assert advantage.detail == "2d20kh1 (8\u0336, 19) + 2 = 21" and advantage.total == 21
+    best = roll_dice("4d6kh3", random.Random(3))
+    assert best.detail.count("\u0336") == 1 and best.total == 12  # one die dropped, struck once
+    assert "\u0336" not in roll_dice("1d20+3", random.Random(3)).detail
