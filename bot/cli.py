@@ -134,7 +134,8 @@ async def run_play(args: argparse.Namespace) -> None:
     throwaway = script is not None and args.game is None
     game = f"script-{rng.getrandbits(32):08x}" if throwaway else (args.game or "terminal")
     async with running_engine(settings, config, models, rng) as engine:
-        terminal = Terminal(engine, f"terminal:{game}", "local", player_name(), ask=None if script else read_line)
+        terminal = Terminal(engine, f"terminal:{game}", "local", player_name(), ask=None if script else read_line,
+                            write=None if script else _write)
         if script is not None:
             try:
                 await play_script(terminal, script, model, args.seed)
@@ -145,6 +146,11 @@ async def run_play(args: argparse.Namespace) -> None:
         else:
             await play_keyboard(terminal, args.adventure, args.name, args.char_class, args.seed,
                                 history=settings.db.parent / "terminal_history")
+
+
+def _write(text: str) -> None:
+    sys.stdout.write(text)
+    sys.stdout.flush()
 
 
 def player_name() -> str:

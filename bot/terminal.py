@@ -75,6 +75,7 @@ class Terminal:
     user_name: str
     out: Callable[[str], None] = print
     ask: Callable[[str], Awaitable[str]] | None = None
+    write: Callable[[str], None] | None = None  # set: replies stream as they arrive (a keyboard session)
     commands: dict[str, Callable[[str], Awaitable[None]]] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -160,12 +161,37 @@ class Terminal:
                 else:
                     await command(rest.strip())
             else:
-                await self.show(await self.engine.take_turn(self.channel, self.user_id, self.user_name, line))
+                await self.play(line)
         except GameError as exc:
             self.out(wrap(exc.message))
         return True
 
-    async def show(self, result: TurnResult) -> None:
+    async def play(self, line: str, retry: bool = False) -> None:
+        """One turn; streamed as it arrives when this terminal has a `write`, else printed when it is done."""
+        if self.write is None:
+            result = await (self.engine.retry(self.channel, self.user_id) if retry else
+                            self.engine.take_turn(self.channel, self.user_id, self.user_name, line))
+            await self.show(result)
+            return
+        stream = Stream(self.write)
+        try:
+            result = await (self.engine.retry(self.channel, self.user_id, show=stream.show) if retry else
+                            self.engine.take_turn(self.channel, self.user_id, self.user_name, line, show=stream.show))
+        finally:
+            stream.close()
+        if not stream.matches(result.reply):  # the committed reply is the one that counts (a correction, a retry)
+            self.out(f"{'(revised)':>2}\n{wrap(result.reply, '  ')}")
+        await self.show(result, told=True)
+
+    async def show(self, result: TurnResult, told: bool = False) -> None:
+        """The reply (unless it was streamed), then what players may see of the mechanics and sources."""
+        if told:
+            for line in result.mechanics():
+                self.out(wrap(line, "    "))
+            if result.sources and await self.engine.show_sources(self.channel):
+                self.out(wrap(sources_line(result.sources), "    "))
+            self.out("")
+            return
         speaker = result.npc.name if result.npc else "GM"
         self.out(f"\n{speaker}:\n{wrap(result.reply, '  ')}")
         for line in result.mechanics():
@@ -207,7 +233,7 @@ class Terminal:
     async def cmd_retry(self, _: str) -> None:
         """`/retry`: the last turn is taken back and asked again (the same words; the dice fall the same)."""
         self.out("Asking the GM again…")
-        await self.show(await self.engine.retry(self.channel, self.user_id))
+        await self.play("", retry=True)
 
     async def state(self) -> GameState:
         return await self.engine.state(self.channel)
@@ -261,6 +287,41 @@ class Terminal:
 
     async def cmd_help(self, _: str) -> None:
         self.out(HELP)
+
+
+class Stream:
+    """A reply written as it arrives: "the GM is thinking…" until the first words, then the speaker and the text,
+    indented. Told the whole visible text each time; when it starts over (a retried generation), says so."""
+
+    THINKING = "(the GM is thinking…)"
+
+    def __init__(self, write: Callable[[str], None]) -> None:
+        self.write, self.shown, self.speaker = write, "", None
+        self.write(self.THINKING)
+
+    def show(self, speaker: str, text: str) -> None:
+        if not text.strip() and self.speaker is None:
+            return
+        if self.speaker is None:
+            self.speaker = speaker
+            self.write("\r" + " " * len(self.THINKING) + f"\r\n{speaker}:\n  ")
+            text = text.lstrip()
+            self.shown = ""
+        elif not text.startswith(self.shown):
+            self.write("\n  (… starting that again)\n  ")
+            self.shown = ""
+            text = text.lstrip()
+        self.write(text[len(self.shown):].replace("\n", "\n  "))
+        self.shown = text
+
+    def close(self) -> None:
+        self.write("\n" if self.speaker is not None else "\r" + " " * len(self.THINKING) + "\r")
+
+    def matches(self, reply: str) -> bool:
+        """Whether the committed reply says what was streamed (markdown emphasis and spacing aside)."""
+        def plain(text: str) -> str:
+            return " ".join(text.replace("*", "").replace("\u200b", "").split())
+        return plain(reply) == plain(self.shown)
 
 
 async def play_script(terminal: Terminal, script: Script, model: ScriptedModel, seed: int | None = None) -> None:

@@ -290,12 +290,15 @@ class Engine:
         return turn.check(await self.session(channel_id), author_id, text, self.deps.config.turn.max_action_chars)
 
     async def take_turn(self, channel_id: str, author_id: str, author_name: str, text: str,
-                        debug: bool | None = None) -> TurnResult:
+                        debug: bool | None = None, show: Callable[[str, str], None] | None = None) -> TurnResult:
         """One player message, answered by the agent it is routed to; the state changes only if the turn completes.
 
-        `debug` switches debug mode for this action alone (an admin's choice; the front end checks who asks)."""
+        `debug` switches debug mode for this action alone (an admin's choice; the front end checks who asks).
+        `show(speaker, text)` is told the visible reply so far as it streams (it may start over: a retried
+        generation, a replayed turn); the committed reply, which the result holds, is the one that counts."""
         async with self.channel_lock(channel_id):
-            playing = Turn(await self.session(channel_id), author_id, author_name, text.strip(), debug_override=debug)
+            playing = Turn(await self.session(channel_id), author_id, author_name, text.strip(), debug_override=debug,
+                           show=show)
             try:
                 result = await turn.play(playing, self.deps)
             finally:
@@ -331,7 +334,8 @@ class Engine:
         log.info("turns_undone", channel_id=channel_id, turns=len(turns), messages=len(undone))
         return Undone(len(turns), len(undone), GameState.model_validate_json(turns[-1].state_before or "{}"))
 
-    async def retry(self, channel_id: str, author_id: str, *, admin: bool = False) -> TurnResult:
+    async def retry(self, channel_id: str, author_id: str, *, admin: bool = False,
+                    show: Callable[[str, str], None] | None = None) -> TurnResult:
         """Play the channel's last turn again: reverted first if it committed (a failed one changed nothing), then
         asked again with the same words for the same player. Only while nothing newer happened, and only by the
         player who made it (or an admin). The dice are the same: the turn's seed comes from the state it started from."""
@@ -344,7 +348,7 @@ class Engine:
                 await self.deps.store.undo_turns_failed(session.id, last.turn)
         if last.committed:
             self._forget(session.id, [last.turn.id])
-        return await self.take_turn(channel_id, last.author_id, last.author_name, last.text)
+        return await self.take_turn(channel_id, last.author_id, last.author_name, last.text, show=show)
 
     async def check_retry(self, channel_id: str, author_id: str, *, admin: bool = False) -> None:
         """What would refuse a retry, before a front end shows anything (refusals can then stay private)."""

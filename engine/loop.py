@@ -12,7 +12,7 @@ import structlog
 
 from .errors import ModelError
 from .models import ChatMessage, Completion, ModelClient, ModelRequest, Usage, estimate_tokens
-from .tags import TagEvent, TagScanner, finalize
+from .tags import TagEvent, TagScanner, finalize, streaming
 from .tools import TOOLS, ToolCall, ToolContext, arun_tool
 
 log = structlog.get_logger(__name__)
@@ -86,11 +86,16 @@ class Generation:
 Sleep = Callable[[float], Awaitable[None]]
 
 
+Show = Callable[[str], None]  # told the whole visible reply so far, each time it grows (or starts over)
+
+
 async def run_agent(model: ModelClient, base: ModelRequest, ctx: ToolContext, limits: Limits = Limits(),
-                    sleep: Sleep = asyncio.sleep, run: AgentRun | None = None) -> AgentRun:
+                    sleep: Sleep = asyncio.sleep, run: AgentRun | None = None, show: Show | None = None) -> AgentRun:
     """Run one agent's turn to completion; tools act on ctx.state, which the caller commits or discards.
 
-    Pass `run` to keep its accounting even when the turn fails with an exception.
+    Pass `run` to keep its accounting even when the turn fails with an exception. `show`, when given, is called
+    with what players would see of the reply so far (tags, thinking and observations hidden) as it streams; a
+    retried generation starts its part again, so the text may also get shorter.
     """
     run = run if run is not None else AgentRun()
     finishing = False
@@ -101,7 +106,7 @@ async def run_agent(model: ModelClient, base: ModelRequest, ctx: ToolContext, li
             request = replace(request, stop=[s for s in request.stop if not s.startswith("</")])
         elif stray:
             request = replace(request, stop=[s for s in request.stop if s not in stray])
-        gen = await _generate(model, request, run, finishing, limits, sleep)
+        gen = await _generate(model, request, run, finishing, limits, sleep, show)
         event = gen.event
         if event is None or finishing:
             run.segments.append(("model", gen.text))
@@ -159,7 +164,7 @@ def _continuation(base: ModelRequest, segments: list[tuple[str, str]], prefill: 
 
 
 async def _generate(model: ModelClient, request: ModelRequest, run: AgentRun, finishing: bool, limits: Limits,
-                    sleep: Sleep) -> Generation:
+                    sleep: Sleep, show: Show | None = None) -> Generation:
     """One generation, retried on retryable errors (an empty first reply is one); returns it to its first tag event."""
     attempt = 0
     while True:
@@ -168,7 +173,7 @@ async def _generate(model: ModelClient, request: ModelRequest, run: AgentRun, fi
         try:
             try:
                 async with asyncio.timeout(limits.generation_timeout):
-                    gen = await _read_stream(model, request, finishing)
+                    gen = await _read_stream(model, request, finishing, show, "".join(run.prose))
             except TimeoutError:
                 raise ModelError(f"{model.provider} took longer than {limits.generation_timeout:.0f} s", retryable=True) from None
             if not run.segments and not gen.text.strip():
@@ -202,9 +207,11 @@ async def _generate(model: ModelClient, request: ModelRequest, run: AgentRun, fi
         return gen
 
 
-async def _read_stream(model: ModelClient, request: ModelRequest, finishing: bool) -> Generation:
+async def _read_stream(model: ModelClient, request: ModelRequest, finishing: bool, show: Show | None = None,
+                       before: str = "") -> Generation:
     """Stream until the first tag event (finishing: until an invented observation or the end, tags stripped)."""
     scanner = TagScanner(TOOLS, calls=not finishing)  # finishing: tags are only hidden, so no call is built
+    shown = -1
     event: TagEvent | None = None
     completion: Completion | None = None
     early: Usage | None = None
@@ -217,6 +224,9 @@ async def _read_stream(model: ModelClient, request: ModelRequest, finishing: boo
                 completion = item
                 break
             event = _settle(scanner, scanner.feed(item), finishing)
+            if show is not None and len(prose := scanner.settled_prose()) != shown:
+                shown = len(prose)
+                show(streaming(before + prose))
             if event is not None:
                 break
     if event is None and completion is not None and completion.stop_sequence:
@@ -224,6 +234,8 @@ async def _read_stream(model: ModelClient, request: ModelRequest, finishing: boo
         event = _settle(scanner, scanner.feed(completion.stop_sequence), finishing)
     if event is None:
         event = _settle(scanner, scanner.finish(), finishing)
+    if show is not None and len(scanner.prose()) != shown:
+        show(streaming(before + scanner.prose()))
     return Generation(scanner.buf, event, scanner.prose(), completion, early)
 
 

@@ -71,13 +71,14 @@ def estimate_tokens(text: str) -> int:
     return max(1, len(text) // 4) if text else 0
 
 
-Reply = Union[str, list[str], Exception, Callable[[ModelRequest], Union[str, list[str]]]]
+Reply = Union[str, list[Union[str, Exception]], Exception, Callable[[ModelRequest], Union[str, list[str]]]]
 
 
 class ScriptedModel:
     """A model that answers from a queue of replies and records every request it saw.
 
-    A reply is a string (streamed in chunks of `chunk_size`), a list of chunks, an exception to raise,
+    A reply is a string (streamed in chunks of `chunk_size`), a list of chunks (ending, if you like, in an
+    exception: the stream breaks there), an exception to raise,
     or a function of the request. Stop sequences are honoured as a real provider would.
     """
 
@@ -108,6 +109,7 @@ class ScriptedModel:
         if isinstance(reply, Exception):
             raise reply
         chunks = list(reply) if isinstance(reply, list) else _split(reply, self.chunk_size)
+        fault = chunks.pop() if chunks and isinstance(chunks[-1], Exception) else None  # a stream cut mid-way
         chunks, stop = _cut_at_stop(chunks, request.stop)
         finished = False
         try:
@@ -115,6 +117,8 @@ class ScriptedModel:
                 if self.latency:
                     await asyncio.sleep(self.latency)
                 yield chunk
+            if fault is not None:
+                raise fault
             finished = True
             text = "".join(chunks)
             prompt = request.system_text() + "".join(m.content for m in request.messages) + request.prefill

@@ -226,6 +226,12 @@ class TagScanner:
         """Players' view of the text so far (at a pause: of the text before the event), before final clean-up."""
         return "".join(self._out)
 
+    def settled_prose(self) -> str:
+        """The part of `prose()` that is certain: up to any element still open, whose body may yet be taken back
+        (a tool's body is hidden when it closes). What a front end can show while the text streams."""
+        marks = [o.mark for o in ([self._body] if self._body is not None else []) + self._pending[:1]]
+        return "".join(self._out[:min(marks)] if marks else self._out)
+
     def events(self) -> list[TagEvent]:
         """Every event left in what the buffer holds (with finish(): to its end), going on past each."""
         self._paused = False
@@ -590,6 +596,14 @@ def _formatting(text: str) -> str:
         if not paired:
             break
     return _PROSE_TAG.sub("", text)
+
+
+def streaming(prose: str) -> str:
+    """Prose as it streams: HTML-like formatting tags dropped rather than turned into markdown, since a pair's
+    markdown is known only when it closes; so the text only ever grows. The committed reply is `finalize`d."""
+    if "<" not in prose:
+        return prose
+    return _PROSE_TAG.sub("", _BREAK_TAG.sub(lambda m: "" if m.group(1) else _BREAKS[m.group(2).lower()], prose))
 
 
 def finalize(prose: str) -> str:

@@ -60,6 +60,7 @@ class Turn:
     author_name: str
     text: str
     debug_override: bool | None = None  # debug mode for this action alone (it outranks the channel's switch)
+    show: Callable[[str, str], None] | None = None  # (speaker, the visible reply so far) as it streams
     route: Route | None = None
     seq: int = 0
     seed: int = 0
@@ -251,7 +252,11 @@ async def run(turn: Turn, deps: Deps) -> None:
     cfg = deps.config.turn
     turn.run = AgentRun()
     limits = Limits(cfg.tool_quota, cfg.max_rounds, generation_timeout=cfg.generation_timeout)
-    await run_agent(deps.models[turn.route.agent], turn.request, turn.ctx, limits, deps.sleep, turn.run)
+    show = None
+    if turn.show is not None:
+        speaker, tell = turn.route.npc.name if turn.route.npc else "GM", turn.show
+        show = lambda text: tell(speaker, text)  # noqa: E731
+    await run_agent(deps.models[turn.route.agent], turn.request, turn.ctx, limits, deps.sleep, turn.run, show)
     turn.reply = turn.run.reply
     if not turn.reply:
         raise ModelError("the model's reply was empty once tags and thinking were removed")

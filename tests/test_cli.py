@@ -176,7 +176,8 @@ def test_keyboard_play_with_an_openai_compatible_server(tmp_path, capsys, monkey
         monkeypatch.setattr("sys.stdin", io.StringIO("I look out to sea.\n/inventory\n"))
         code, out, err = play(tmp_path, capsys, "--name", "Aria", "--class", "fighter")
     assert code == 0, err
-    assert "The fog parts. A gull screams." in out and "🎲 1d20 →" in out and "Aria carries" in out
+    assert "(the GM is thinking…)" in out and "GM:\n  The fog parts.  A gull screams.\n" in out  # streamed
+    assert "1d20</roll>" not in out and "(revised)" not in out and "🎲 1d20 →" in out and "Aria carries" in out
     assert "The game is saved" in out  # end of input saves and leaves
     assert [r.path for r in srv.requests if r.method == "POST"] == ["/v1/chat/completions"] * 2
 
@@ -347,3 +348,54 @@ def test_the_history_of_typed_lines_is_kept_between_sessions(tmp_path):
     readline.clear_history()
     line_editing(history)
     assert readline.get_history_item(readline.get_current_history_length()) == "I open the door."
+
+
+def test_a_stream_shows_the_speaker_once_then_grows_and_says_when_it_starts_over():
+    from bot.terminal import Stream
+
+    written: list[str] = []
+    stream = Stream(written.append)
+    stream.show("GM", "")  # nothing visible yet: still thinking
+    stream.show("GM", "The tide")
+    stream.show("GM", "The tide turns.\nGulls")
+    stream.show("GM", "The")  # a retried generation starts its part again
+    stream.show("GM", "The tide turns.")
+    stream.close()
+    text = "".join(written)
+    assert text.startswith("(the GM is thinking…)\r") and text.count("GM:\n  ") == 1
+    assert "The tide turns.\n  Gulls" in text and "(… starting that again)\n  The tide turns.\n" in text
+    assert stream.matches("The  tide *turns*.") and not stream.matches("The tide ebbs.")
+
+
+async def test_keyboard_turns_stream_and_a_failed_turn_still_ends_its_line(tmp_path):
+    import random
+
+    from bot.terminal import Terminal
+    from engine import Deps, Engine, ScriptedModel, Store, load_config
+    from engine.errors import ModelError
+    from engine.state import AgentType
+    from tests.conftest import CORPUS
+
+    model = ScriptedModel(chunk_size=4)
+    written: list[str] = []
+    printed: list[str] = []
+
+    async def no_sleep(_: float) -> None:
+        return None
+
+    async with Store.open(tmp_path / "t.db") as store:
+        engine = Engine(Deps(store, {a: model for a in AgentType}, load_config(), CORPUS, rng=random.Random(1),
+                             sleep=no_sleep))
+        terminal = Terminal(engine, "terminal:t", "local", "me", out=printed.append, write=written.append)
+        await terminal.open(None)
+        await terminal.ensure_character("Aria", "fighter")
+        model.add("The harbour is quiet. <roll>1d20</roll>", " Nothing stirs.")
+        await terminal.handle("I listen.")
+        streamed = "".join(written)
+        assert "GM:\n  The harbour is quiet.  Nothing stirs.\n" in streamed and len(written) > 4
+        assert any(line.startswith("    🎲 1d20 →") for line in printed) and "(revised)" not in " ".join(printed)
+        written.clear()
+        model.add(["The door ", ModelError("down", retryable=False)])
+        await terminal.handle("I open the door.")
+        assert "".join(written).endswith("The door \n")  # the half-told line is ended before the apology
+        assert any("nothing" in line.lower() or "again" in line.lower() for line in printed[-2:])

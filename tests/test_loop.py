@@ -146,3 +146,26 @@ async def test_a_generation_that_never_ends_is_bounded(state):
     with pytest.raises(ModelError, match="took longer than"):
         await run(model, state, limits=Limits(generation_timeout=0.05))
     assert model.closed_early == 3  # each attempt was cut off and cancelled
+
+
+async def test_the_visible_reply_streams_as_it_grows_and_never_shows_a_tag_or_its_body(state):
+    seen: list[str] = []
+    model = ScriptedModel(["You try. <roll>1d20+2</roll> NEVER", " A fine <i>result</i>. <thinking>hm</thinking>Done."],
+                          chunk_size=3)
+    result = await run_agent(model, request(), ctx_for(state), Limits(), show=seen.append)
+    assert seen and all(b.startswith(a) for a, b in zip(seen, seen[1:]))  # only ever grows
+    assert len(seen) > 5  # in many steps, not once at the end
+    assert not any("<" in s or "1d20" in s or "hm" in s or "NEVER" in s for s in seen)
+    assert " ".join(seen[-1].split()) == "You try. A fine result. Done."  # emphasis dropped while streaming
+    assert result.reply == "You try. A fine *result*. Done."  # and made markdown in the committed reply
+
+
+async def test_a_retried_generation_starts_its_part_again(state):
+    seen: list[str] = []
+    model = ScriptedModel([["Half a ", ModelError("cut", retryable=True)], "The whole reply."], chunk_size=50)
+
+    async def no_sleep(_: float) -> None:
+        return None
+
+    result = await run_agent(model, request(), ctx_for(state), Limits(), no_sleep, show=seen.append)
+    assert "Half a " in seen and seen[-1] == "The whole reply." == result.reply
