@@ -116,7 +116,8 @@ async def run_discord(args: argparse.Namespace) -> None:
 
 async def run_play(args: argparse.Namespace) -> None:
     settings = load_settings(db=args.db)
-    configure_logging(settings.log_level)
+    # At the keyboard the screen is the game's: logs go to a file beside the database (a script's go to stderr).
+    configure_logging(settings.log_level, None if args.script else settings.db.parent / "lorekeeper.log")
     config = settings.engine_config()
     script = load_script(args.script) if args.script else None
     model = ScriptedModel()

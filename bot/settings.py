@@ -8,6 +8,7 @@ import os
 import re
 import sys
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import structlog
@@ -181,16 +182,34 @@ class _Stderr:
         sys.stderr.flush()
 
 
-def configure_logging(level: str) -> None:
-    """structlog to stderr, key=value lines; event names are snake_case."""
+_HANDLER: logging.Handler | None = None
+
+
+def configure_logging(level: str, file: Path | None = None) -> None:
+    """structlog key=value lines (event names are snake_case) to stderr, or appended to `file`: a game played at
+    the keyboard keeps its screen for the game, and its log beside the database."""
     numeric = logging.getLevelName(level.upper())
     if not isinstance(numeric, int):
         raise ConfigError(f"LOREKEEPER_LOG_LEVEL '{level}' is not a level; use debug, info, warning or error.")
-    logging.basicConfig(level=numeric, stream=sys.stderr, format="%(message)s")
+    sink: Any = _Stderr()
+    if file is not None:
+        try:
+            file.parent.mkdir(parents=True, exist_ok=True)
+            sink = file.open("a", encoding="utf-8", buffering=1)
+        except OSError as exc:
+            raise ConfigError(f"Cannot write the log file {file}: {exc.strerror}.") from exc
+    global _HANDLER
+    root = logging.getLogger()
+    if _HANDLER is not None:  # set again for each command (tests run several in one process): ours only
+        root.removeHandler(_HANDLER)
+    _HANDLER = logging.StreamHandler(sink)
+    _HANDLER.setFormatter(logging.Formatter("%(message)s"))
+    root.addHandler(_HANDLER)
+    root.setLevel(numeric)
     structlog.configure(
         processors=[structlog.processors.add_log_level, structlog.processors.TimeStamper(fmt="iso"),
                     structlog.processors.format_exc_info, structlog.dev.ConsoleRenderer(colors=False)],
         wrapper_class=structlog.make_filtering_bound_logger(numeric),
-        logger_factory=structlog.PrintLoggerFactory(file=_Stderr()),
+        logger_factory=structlog.PrintLoggerFactory(file=sink),
         cache_logger_on_first_use=False,
     )

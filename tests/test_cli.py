@@ -399,3 +399,18 @@ async def test_keyboard_turns_stream_and_a_failed_turn_still_ends_its_line(tmp_p
         await terminal.handle("I open the door.")
         assert "".join(written).endswith("The door \n")  # the half-told line is ended before the apology
         assert any("nothing" in line.lower() or "again" in line.lower() for line in printed[-2:])
+
+
+def test_keyboard_play_logs_to_a_file_not_the_game_screen(tmp_path, capsys, monkeypatch):
+    fake = FakeLLMServer([Step("The fog parts.")], api_key="k", models=("gpt-test",))
+    with in_thread(fake) as srv:
+        monkeypatch.setenv("OPENAI_BASE_URL", srv.url + "/v1")
+        monkeypatch.setenv("OPENAI_API_KEY", "k")
+        monkeypatch.setenv("LOREKEEPER_CONFIG", str(agents_config(tmp_path)))
+        monkeypatch.setenv("LOREKEEPER_LOG_LEVEL", "info")
+        monkeypatch.setattr("sys.stdin", io.StringIO("I look out to sea.\n"))
+        code, out, err = play(tmp_path, capsys, "--name", "Aria", "--class", "fighter")
+    assert code == 0, err
+    assert "The fog parts." in out and "turn_done" not in out + err and "migration_applied" not in out + err
+    log = (tmp_path / "lorekeeper.log").read_text("utf-8")
+    assert "migration_applied" in log and "turn_done" in log
