@@ -14,6 +14,7 @@ from engine import Engine
 from engine.lore.retrieval import sources_line
 from engine.turn import TurnResult, interrupted_notice
 
+from .live import LiveReply
 from .render import NO_PINGS, combat_embed
 from .settings import Settings
 from .text import split_message
@@ -89,29 +90,51 @@ class LorekeeperBot(commands.Bot):
                    debug: bool | None = None) -> TurnResult:
         """One turn: ordered per channel (engine and delivery together), with typing shown while the model works."""
         async with self._order[channel.id]:
-            async with channel.typing():
-                result = await self.engine.take_turn(str(channel.id), str(user.id), getattr(user, "display_name", user.name),
-                                                     text, debug=debug)
-            await self.deliver(channel, result, followup=followup, reply_to=reply_to, action=text, user=user)
+            live = self._live(channel, followup, reply_to)
+            try:
+                async with channel.typing():
+                    result = await self.engine.take_turn(str(channel.id), str(user.id),
+                                                         getattr(user, "display_name", user.name), text, debug=debug,
+                                                         show=live.show if live else None)
+            except BaseException:
+                if live is not None:
+                    await live.abandon()
+                raise
+            await self.deliver(channel, result, followup=followup, reply_to=reply_to, action=text, user=user, live=live)
             return result
+
+    def _live(self, channel: discord.abc.Messageable, followup: discord.Webhook | None,
+              reply_to: discord.Message | None) -> LiveReply | None:
+        interval = self.settings.stream_interval
+        return LiveReply(channel, followup, reply_to, interval) if interval > 0 else None
 
     async def retry(self, channel: discord.abc.Messageable, user: discord.abc.User, *, admin: bool,
                     followup: discord.Webhook | None = None) -> TurnResult:
         """The channel's last turn, taken back and asked again (for its player, or an admin), then posted."""
         async with self._order[channel.id]:
-            async with channel.typing():
-                result = await self.engine.retry(str(channel.id), str(user.id), admin=admin)
-            await self.deliver(channel, result, followup=followup, reply_to=None, action=result.text, user=user)
+            live = self._live(channel, followup, None)
+            try:
+                async with channel.typing():
+                    result = await self.engine.retry(str(channel.id), str(user.id), admin=admin,
+                                                     show=live.show if live else None)
+            except BaseException:
+                if live is not None:
+                    await live.abandon()
+                raise
+            await self.deliver(channel, result, followup=followup, reply_to=None, action=result.text, user=user,
+                               live=live)
             return result
 
     async def deliver(self, channel: discord.abc.Messageable, result: TurnResult, *, followup: discord.Webhook | None,
-                      reply_to: discord.Message | None, action: str, user: discord.abc.User) -> None:
+                      reply_to: discord.Message | None, action: str, user: discord.abc.User,
+                      live: LiveReply | None = None) -> None:
         """Post a committed turn. It cannot be taken back, so a failure here is logged and noted, never re-raised."""
         try:
-            await self._deliver(channel, result, followup=followup, reply_to=reply_to, action=action, user=user)
+            await self._deliver(channel, result, followup=followup, reply_to=reply_to, action=action, user=user,
+                                live=live)
         except Exception:
             log.exception("delivery_failed", channel_id=channel.id, turn_id=result.turn_id)
-            with contextlib.suppress(discord.HTTPException):
+            with contextlib.suppress(Exception):  # the bot may be shutting down: never re-raised, as promised
                 note = "-# The Game Master's reply could not be posted in full; the turn itself was saved (/game recap)."
                 if followup is not None:
                     await followup.send(note, allowed_mentions=NO_PINGS)
@@ -119,7 +142,8 @@ class LorekeeperBot(commands.Bot):
                     await channel.send(note, allowed_mentions=NO_PINGS)
 
     async def _deliver(self, channel: discord.abc.Messageable, result: TurnResult, *, followup: discord.Webhook | None,
-                       reply_to: discord.Message | None, action: str, user: discord.abc.User) -> None:
+                       reply_to: discord.Message | None, action: str, user: discord.abc.User,
+                       live: LiveReply | None = None) -> None:
         pieces = split_message(result.reply)
         mechanics = result.mechanics()
         if result.sources and await self.engine.show_sources(str(channel.id)):
@@ -131,6 +155,13 @@ class LorekeeperBot(commands.Bot):
             else:
                 pieces += split_message(footer)
         tracker = combat_embed(result.state) if result.state.combat.active else None
+        if live is not None:
+            if live.started and result.npc is None:  # the streamed messages become the committed reply
+                await live.finish(pieces, tracker)
+                if result.debug:
+                    await channel.send(debug_report(result), allowed_mentions=NO_PINGS)
+                return
+            await live.stop()
         if result.npc is not None:
             if followup is not None:
                 name = discord.utils.escape_markdown(getattr(user, "display_name", user.name))

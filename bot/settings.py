@@ -46,6 +46,7 @@ class Settings(BaseSettings):
     discord_token: SecretStr | None = Field(None, validation_alias="DISCORD_TOKEN")
     dev_guild: int | None = None  # sync slash commands to this guild at start-up (instant); otherwise by the owner
     admin_role: str | None = None  # members with this role may use /gm-admin as well as those with Manage Server
+    stream_interval: float = Field(1.0, ge=0, le=10)  # seconds between edits of a streaming reply; 0: post it whole
 
     @field_validator("anthropic_api_key", "openai_api_key", "discord_token", "anthropic_base_url", "openai_base_url",
                      mode="before")

@@ -509,3 +509,50 @@ async def test_retry_and_undo_over_discord(fake, bot, model):
     assert (await bot.engine.state(cid)).turn == state.turn - 1
     again = await fake.interaction("gm-admin undo", {"turns": 1}, user="gm")
     assert "no turn to undo" in (await again.wait_response())["data"]["content"]
+
+
+async def test_a_reply_streams_into_its_message_edited_as_it_grows(tmp_path, fake, model, monkeypatch):
+    monkeypatch.setenv("LOREKEEPER_STREAM_INTERVAL", "0.05")
+    async with lorekeeper(tmp_path, fake, model) as bot:
+        await game_with_players(bot, fake)
+        model.latency = 0.02
+        text = "The tide creeps in, grain by grain, " * 8 + "and the bell tolls. <roll>1d20</roll>"
+        model.add(text, " Nothing else stirs.")
+        i = await fake.interaction("act", {"action": "I wait for the tide."}, user="alice")
+        [posted] = await i.wait_followups(1, timeout=10)
+        assert posted["content"].endswith("▌") and len(posted["content"]) < len(text)  # early, and still growing
+        result_content = lambda: posted["content"]  # noqa: E731  (edited in place)
+        await fake.wait_until(lambda: "-# 🎲 1d20" in result_content(), 10, "the final edit")
+        edits = fake.calls("PATCH", r"/webhooks/\d+/[\w-]+/messages/\w+")
+        assert len(edits) >= 2 and not any("<roll>" in (c.json or {}).get("content", "") for c in edits)
+        assert result_content().startswith("The tide creeps in") and "▌" not in result_content()
+        assert "and the bell tolls. Nothing else stirs.\n-# 🎲 1d20 →" in result_content()
+        assert all(c.json.get("allowed_mentions", {}).get("parse") == [] for c in edits if c.json)
+
+
+async def test_a_long_streamed_reply_rolls_over_and_a_failed_one_is_taken_back(tmp_path, fake, model, monkeypatch):
+    from engine.errors import ModelError
+
+    monkeypatch.setenv("LOREKEEPER_STREAM_INTERVAL", "0.05")
+    async with lorekeeper(tmp_path, fake, model) as bot:
+        await game_with_players(bot, fake)
+        model.latency = 0.005
+        long = ("The fog thickens around the quay and the lamps gutter. " * 12 + "\n\n") * 4  # ~2,700 characters
+        model.add([long[k:k + 40] for k in range(0, len(long), 40)])
+        await fake.message("I wait for the fog to lift.", author="alice")
+        def texts() -> list[str]:
+            return [fake.messages[int(p.response["id"])]["content"] for p in fake.calls("POST", r"/channels/\d+/messages")]
+
+        await fake.wait_until(lambda: " ".join(" ".join(texts()).split()) == " ".join(long.split()), 10, "the whole reply")
+        texts = texts()
+        assert len(texts) == 2 and all(len(t) <= 2000 for t in texts) and "▌" not in "".join(texts)
+        assert " ".join(" ".join(texts).split()) == " ".join(long.split())  # the whole reply, split at 2,000
+        before = len(fake.calls("POST", r"/channels/\d+/messages"))
+        model.add(["The door creaks ", "open and ", ModelError("down", retryable=False)])
+        model.latency = 0.1
+        await fake.message("I open the door.", author="alice")
+        await fake.wait_until(lambda: fake.calls("DELETE", r"/channels/\d+/messages/\d+"), 10, "the half reply taken back")
+        apology = (await fake.wait_for("POST", r"/channels/\d+/messages", count=before + 2))[-1]
+        deleted = fake.calls("DELETE", r"/channels/\d+/messages/\d+")
+        assert len(deleted) == 1  # the half-told reply was taken back; the apology stands alone
+        assert "The door creaks" not in apology.json["content"]

@@ -136,7 +136,7 @@ class PlayCog(commands.Cog):
         try:
             await self.bot.play(message.channel, message.author, text, reply_to=message)
         except GameError as exc:
-            with contextlib.suppress(discord.HTTPException):
+            with contextlib.suppress(Exception):  # a refused post, a bot shutting down: the turn changed nothing
                 await message.channel.send(exc.message, allowed_mentions=NO_PINGS, mention_author=False,
                                            reference=message.to_reference(fail_if_not_exists=False))
 

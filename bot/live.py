@@ -1,0 +1,102 @@
+"""A Game Master's reply posted early and edited as it streams (as llmcord does), so a table sees the story
+arrive instead of "thinking…" for the whole turn."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Any
+
+import discord
+import structlog
+
+from .render import NO_PINGS
+from .text import split_message
+
+log = structlog.get_logger(__name__)
+
+CURSOR = " ▌"  # more is coming
+
+
+class LiveReply:
+    """Told the visible reply as it grows (`show`); at most one post or edit per `interval` seconds, the first
+    only after one interval (a reply done by then is posted once, whole); pieces roll over at 2,000
+    characters. `finish` puts the committed text in place; `abandon` takes back what a failed turn showed."""
+
+    def __init__(self, channel: discord.abc.Messageable, followup: discord.Webhook | None,
+                 reply_to: discord.Message | None, interval: float) -> None:
+        self.channel, self.followup, self.reply_to, self.interval = channel, followup, reply_to, interval
+        self.messages: list[Any] = []  # posted so far, in order
+        self.shown: list[str] = []  # what each shows
+        self.text = ""
+        self._task: asyncio.Task[None] | None = None
+        self._stop = asyncio.Event()
+
+    @property
+    def started(self) -> bool:
+        return bool(self.messages)
+
+    def show(self, speaker: str, text: str) -> None:
+        if speaker != "GM" or self._stop.is_set():
+            return  # an NPC speaks through its webhook, posted whole
+        self.text = text
+        if self._task is None:
+            self._task = asyncio.create_task(self._pump())
+
+    async def _pump(self) -> None:
+        synced = ""
+        while True:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stop.wait(), self.interval)
+                return  # stopped: whatever was in flight has finished
+            text = self.text
+            if text.strip() and text != synced:
+                try:
+                    await self._put(split_message(text.rstrip() + CURSOR))
+                except Exception:  # a refused edit, a closing connection: the final text is put in place anyway
+                    log.warning("stream_edit_failed", exc_info=True)
+                synced = text
+
+    async def _put(self, pieces: list[str], embed: discord.Embed | None = None) -> None:
+        for i, piece in enumerate(pieces):
+            extra = {"embed": embed} if embed is not None and i == len(pieces) - 1 else {}
+            if i < len(self.messages):
+                if self.shown[i] != piece or extra:
+                    await self.messages[i].edit(content=piece, allowed_mentions=NO_PINGS, **extra)
+                    self.shown[i] = piece
+                continue
+            self.messages.append(await self._post(piece, first=not self.messages, **extra))
+            self.shown.append(piece)
+        for message in self.messages[len(pieces):]:  # the final text needs fewer pieces than the stream did
+            with contextlib.suppress(discord.HTTPException):
+                await message.delete()
+        del self.messages[len(pieces):], self.shown[len(pieces):]
+
+    async def _post(self, piece: str, *, first: bool, **extra: Any) -> Any:
+        if first and self.followup is not None:
+            return await self.followup.send(piece, wait=True, allowed_mentions=NO_PINGS, **extra)
+        if first and self.reply_to is not None:
+            reference = self.reply_to.to_reference(fail_if_not_exists=False)
+            return await self.channel.send(piece, allowed_mentions=NO_PINGS, reference=reference,
+                                           mention_author=False, **extra)
+        return await self.channel.send(piece, allowed_mentions=NO_PINGS, **extra)
+
+    async def stop(self) -> None:
+        self._stop.set()
+        if self._task is not None:
+            await self._task
+
+    async def finish(self, pieces: list[str], embed: discord.Embed | None = None) -> None:
+        """The committed reply, in the messages the stream posted (more or fewer as it needs)."""
+        await self.stop()
+        await self._put(pieces, embed)
+
+    async def abandon(self) -> None:
+        """The turn failed (or the bot is stopping): nothing of it happened, so what it showed goes."""
+        try:
+            await self.stop()
+            for message in self.messages:
+                await message.delete()
+        except Exception:  # best effort: the bot may be shutting down; the failure itself is what counts
+            log.warning("stream_abandon_failed", exc_info=True)
+        self.messages, self.shown = [], []
