@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import shutil
+import signal
 import sys
 import textwrap
 import threading
@@ -84,6 +85,7 @@ class Terminal:
                          "/sources": self.cmd_sources, "/debug": self.cmd_debug, "/undo": self.cmd_undo,
                          "/retry": self.cmd_retry, "/new": self.cmd_new}
         self.adventure: str | None = None
+        self._turn: asyncio.Future[TurnResult] | None = None
 
     async def open(self, adventure: str | None, seed: int | None = None) -> None:
         """Resume this terminal's game, or start one. Options that only shape a new game are named when a game
@@ -174,14 +176,35 @@ class Terminal:
             await self.show(result)
             return
         stream = Stream(self.write)
+        self._turn = asyncio.ensure_future(
+            self.engine.retry(self.channel, self.user_id, show=stream.show) if retry else
+            self.engine.take_turn(self.channel, self.user_id, self.user_name, line, show=stream.show))
+        loop = asyncio.get_running_loop()
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):  # not on every platform/thread
+            loop.add_signal_handler(signal.SIGINT, self.interrupt)  # Ctrl-C stops this turn, not the program
         try:
-            result = await (self.engine.retry(self.channel, self.user_id, show=stream.show) if retry else
-                            self.engine.take_turn(self.channel, self.user_id, self.user_name, line, show=stream.show))
-        finally:
+            result = await self._turn
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if not self._turn.cancelled() or (current is not None and current.cancelling()):
+                raise  # the program itself is stopping
             stream.close()
+            await self.engine.cancelled(self.channel)
+            self.out("Stopped: nothing of that turn happened. (Ctrl-C at the prompt leaves the game.)")
+            return
+        finally:
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.remove_signal_handler(signal.SIGINT)
+            if not self._turn.cancelled():
+                stream.close()
         if not stream.matches(result.reply):  # the committed reply is the one that counts (a correction, a retry)
             self.out(f"{'(revised)':>2}\n{wrap(result.reply, '  ')}")
         await self.show(result, told=True)
+
+    def interrupt(self) -> None:
+        """Ctrl-C during a turn: stop it (nothing of it is applied)."""
+        if self._turn is not None and not self._turn.done():
+            self._turn.cancel()
 
     async def show(self, result: TurnResult, told: bool = False) -> None:
         """The reply (unless it was streamed), then what players may see of the mechanics and sources."""

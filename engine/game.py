@@ -371,6 +371,11 @@ class Engine:
             memory, game = self.deps.lore.memory, self.deps.store.game_key(session_id)
             self._later(f"forget:{session_id}", asyncio.to_thread(memory.forget, game, turn_ids))
 
+    async def cancelled(self, channel_id: str) -> int:
+        """The player stopped a turn of theirs (its task was cancelled): nothing of it was applied; its words stay
+        in the log, marked failed, instead of waiting to be reported as interrupted at the next start."""
+        return await self.deps.store.cancel_pending(channel_id)
+
     async def remember(self, session_id: int, state: GameState) -> int:
         """Index this game's committed exchanges that its memory lacks (embedding runs in a thread)."""
         assert self.deps.lore is not None

@@ -346,6 +346,13 @@ class Store:
             log.warning("turn_interrupted", channel_id=r["channel_id"], message_id=r["id"])
         return [_message(r) for r in orphans]
 
+    async def cancel_pending(self, channel_id: str) -> int:
+        """This process's turns in a channel that its player stopped (Ctrl-C): their words kept, marked failed."""
+        async with self.transaction() as db:
+            cur = await db.execute("UPDATE messages SET status = 'failed' WHERE status = 'pending' AND channel_id = ? "
+                                   "AND instance = ?", (channel_id, self.instance))
+            return cur.rowcount
+
     # -- sessions -------------------------------------------------------------------------------------------------
 
     def game_key(self, session_id: int) -> str:

@@ -414,3 +414,38 @@ def test_keyboard_play_logs_to_a_file_not_the_game_screen(tmp_path, capsys, monk
     assert "The fog parts." in out and "turn_done" not in out + err and "migration_applied" not in out + err
     log = (tmp_path / "lorekeeper.log").read_text("utf-8")
     assert "migration_applied" in log and "turn_done" in log
+
+
+async def test_ctrl_c_during_a_turn_stops_that_turn_and_the_game_goes_on(tmp_path):
+    import asyncio
+    import random
+
+    from bot.terminal import Terminal
+    from engine import Deps, Engine, ScriptedModel, Store, load_config
+    from engine.state import AgentType
+    from tests.conftest import CORPUS
+
+    model = ScriptedModel(chunk_size=4, latency=0.02)
+    written: list[str] = []
+    printed: list[str] = []
+    async with Store.open(tmp_path / "t.db") as store:
+        engine = Engine(Deps(store, {a: model for a in AgentType}, load_config(), CORPUS, rng=random.Random(1)))
+        terminal = Terminal(engine, "terminal:t", "local", "me", out=printed.append, write=written.append)
+        await terminal.open(None)
+        await terminal.ensure_character("Aria", "fighter")
+        before = (await engine.state("terminal:t")).model_dump_json()
+        model.add("The tide rolls in slowly, wave after wave after wave, <modify_inventory currency=\"gp\" quantity=\"5\"/>")
+        playing = asyncio.create_task(terminal.handle("I wait for the tide."))
+        while "The tide" not in "".join(written):
+            await asyncio.sleep(0.01)
+        terminal.interrupt()  # what Ctrl-C does while a turn runs
+        assert await playing is True  # the game goes on
+        assert any(line.startswith("Stopped: nothing of that turn happened.") for line in printed)
+        assert (await engine.state("terminal:t")).model_dump_json() == before
+        session = await engine.session("terminal:t")
+        [words] = [m for m in await store.messages(session.id, include_failed=True) if m.text == "I wait for the tide."]
+        assert words.status == "failed"  # kept, and not left pending for a restart to call "interrupted"
+        model.latency = 0
+        model.add("The gulls wheel.")
+        await terminal.handle("I look up.")
+        assert "The gulls wheel." in "".join(written)
