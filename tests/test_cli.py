@@ -309,7 +309,6 @@ steps:
 
 
 async def test_the_name_prompt_takes_help_and_quit_and_suggests_a_class(tmp_path):
-    import asyncio  # noqa: F401
     import random
 
     from bot.terminal import Terminal
@@ -329,6 +328,11 @@ async def test_the_name_prompt_takes_help_and_quit_and_suggests_a_class(tmp_path
         terminal = Terminal(engine, "terminal:t", "local", "me", out=shown.append, ask=ask)
         await terminal.open(None)
         await terminal.ensure_character(None, None)
+        answers.append("/quit")
+        quitter = Terminal(engine, "terminal:u", "local", "me", out=shown.append, ask=ask)
+        await quitter.open(None)
+        with pytest.raises(EOFError):  # play_keyboard then says the game is saved and leaves
+            await quitter.ensure_character(None, None)
     text = "\n".join(shown)
     assert "First, your character: a name, then a class." in text  # /help is not a name
     assert "A character's name must be 1 to 40 characters long." in text  # nor is an empty line
