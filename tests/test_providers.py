@@ -120,8 +120,8 @@ async def test_anthropic_gives_up_after_bounded_retries_and_the_turn_changes_not
 
 
 async def test_anthropic_timeout_then_success(tmp_path, server):
-    server.add(Step("too late", delay=1.5), Step("On time."))
-    table, ctx, sleeps = await table_with(tmp_path, claude(server, timeout=0.3))
+    server.add(Step("too late", delay=3.0), Step("On time."))
+    table, ctx, sleeps = await table_with(tmp_path, claude(server, timeout=1.0))
     try:
         result = await table.engine.take_turn(CHANNEL, "u1", "bob", "Hello.")
         assert result.reply == "On time." and len(sleeps) == 1
@@ -185,8 +185,8 @@ async def test_openai_faults_429_500_timeout_and_cut(tmp_path, server):
     server.add(Step(status=429, headers={"retry-after-ms": "1500"}, error={"message": "rate limited"}),
                Step(status=503, error={"message": "down"}),
                Step("Almost <roll>1d", chunk=3, cut_after=2),
-               Step("Here.", delay=1.5))
-    table, ctx, sleeps = await table_with(tmp_path, gpt(server, timeout=0.3))
+               Step("Here.", delay=3.0))
+    table, ctx, sleeps = await table_with(tmp_path, gpt(server, timeout=1.0))
     table.engine.deps.config = table.engine.deps.config  # defaults: 2 retries per generation
     try:
         with pytest.raises(TurnFailed):
