@@ -161,7 +161,7 @@ class LorekeeperBot(commands.Bot):
                 if result.debug:
                     await channel.send(debug_report(result), allowed_mentions=NO_PINGS)
                 return
-            await live.stop()
+            await live.abandon()  # nothing streamed, or (a replayed turn now answered by an NPC) not the GM's reply
         if result.npc is not None:
             if followup is not None:
                 name = discord.utils.escape_markdown(getattr(user, "display_name", user.name))

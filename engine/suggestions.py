@@ -99,6 +99,7 @@ LEXICON: dict[str, str] = {
              "nick~ *? herring|fish|purse|pouch|coin|coins|it|one|a|the|some, pinch~ a|the|some|his|her|it, "
              "shoplift~, pickpocket~, donate~, stash~, shell~ out, fork~ out|over, cough~ up, hand~ over, chip~ in, "
              "hand~ it|them|that|those|these|him|her over, lift~ *? *? *? *? off|from, "
+             "lift~ the|a|his|her|their *? *? purse|pouch|wallet, "
              "split~ the|our loot|coin|gold|reward|haul, help~ myself|ourselves to, snatch~, scoop~ up, pick~ up, "
              "pry~ *? *? *? out|loose|free, prise~ *? *? *? out|loose|free, tuck~, spare~ us|me, lend~ us|me, "
              "trade~, swap~, exchange~, take~ it|them|the|this|that|these|those with|along, keep~ it|them $, "
@@ -642,17 +643,6 @@ def trade(s: Situation) -> list[Suggestion]:
     return found
 
 
-_LIFT_PURSE = re.compile(r"\blift(?:s|ed|ing)? (?:the|a|his|her|their) (?:\w+ ){0,3}?(?:purse|pouch|wallet)")
-
-
-@rule(N)
-def lift_purse(s: Situation) -> list[Suggestion]:
-    if "lift" in s.reading.text and _LIFT_PURSE.search(s.reading.text):  # a bounded gap: no backtracking
-        return [Suggestion("modify_inventory", "a theft: the purse changes hands if it works", 0.75),
-                Suggestion("roll", "a sleight-of-hand check decides it", 0.7)]
-    return []
-
-
 @rule(N, P)
 def accept_quest(s: Situation) -> list[Suggestion]:
     offered = [q for q in s.state.quests.values() if q.status == "offered" and (s.npc is None or q.giver == s.npc.id)]
@@ -769,8 +759,7 @@ def _spoken_to(s: Situation) -> dict[int, NPC]:
 def travel(s: Situation) -> list[Suggestion]:
     r = s.reading
     going = r.acts("go")
-    if going and _spoken_to(s):
-        orders = _spoken_to(s)
+    if going and (orders := _spoken_to(s)):
         going = [h for h in going if h.sentence not in orders]
     short = len(r.tokens) <= 5 and not r.questions and not r.has("go") and not r.later  # "the keeper's cottage pls"
     if not going and not short:

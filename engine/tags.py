@@ -586,11 +586,16 @@ def _pair(m: re.Match[str]) -> str:
     return f"{mark}{m.group(2)}{mark}" if m.group(2) else ""  # an empty pair shows nothing
 
 
+def _break(m: re.Match[str]) -> str:
+    """A block or line-break tag as the line breaks it stands for (a closing </li> as nothing)."""
+    return "" if m.group(1) and m.group(2).lower() == "li" else _BREAKS[m.group(2).lower()]
+
+
 def _formatting(text: str) -> str:
     """HTML formatting as Discord markdown: breaks, then pairs (innermost first), then any tag left is dropped."""
     if "<" not in text:
         return text
-    text = _BREAK_TAG.sub(lambda m: "" if m.group(1) and m.group(2).lower() == "li" else _BREAKS[m.group(2).lower()], text)
+    text = _BREAK_TAG.sub(_break, text)
     for _ in range(3 if "</" in text else 0):  # nesting: each pass pairs the tags that have no tag left inside them
         text, paired = _PAIR.subn(_pair, text)
         if not paired:
@@ -603,7 +608,7 @@ def streaming(prose: str) -> str:
     markdown is known only when it closes; so the text only ever grows. The committed reply is `finalize`d."""
     if "<" not in prose:
         return prose
-    return _PROSE_TAG.sub("", _BREAK_TAG.sub(lambda m: "" if m.group(1) else _BREAKS[m.group(2).lower()], prose))
+    return _PROSE_TAG.sub("", _BREAK_TAG.sub(_break, prose))
 
 
 def finalize(prose: str) -> str:

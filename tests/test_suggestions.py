@@ -30,6 +30,8 @@ def tools(state, text, agent=N, npc=None):
     ("Tell me about the Sundering.", {"search_lore"}),
     ("What's the harbormaster like?", {"get_npc"}),
     ("We rent a room and sleep till dawn.", {"long_rest", "modify_inventory"}),
+    ("I lift the sleeping sailor's purse.", {"modify_inventory", "roll"}),
+    ("I lift the brass key off Ysolde's belt.", {"modify_inventory", "roll"}),
 ])
 def test_narrator_hints(state, text, expected):
     assert expected <= set(tools(state, text))
