@@ -19,7 +19,7 @@ from .render import NO_PINGS, combat_embed
 from .settings import Settings
 from .text import split_message
 from .tree import GameTree
-from .voices import NpcVoices
+from .voices import NpcVoices, Voice
 
 log = structlog.get_logger(__name__)
 
@@ -90,7 +90,7 @@ class LorekeeperBot(commands.Bot):
                    debug: bool | None = None) -> TurnResult:
         """One turn: ordered per channel (engine and delivery together), with typing shown while the model works."""
         async with self._order[channel.id]:
-            live = self._live(channel, followup, reply_to)
+            live = self._live(channel, followup, reply_to, user, text)
             try:
                 async with channel.typing():
                     result = await self.engine.take_turn(str(channel.id), str(user.id),
@@ -104,15 +104,28 @@ class LorekeeperBot(commands.Bot):
             return result
 
     def _live(self, channel: discord.abc.Messageable, followup: discord.Webhook | None,
-              reply_to: discord.Message | None) -> LiveReply | None:
+              reply_to: discord.Message | None, user: discord.abc.User, action: str | None) -> LiveReply | None:
+        """Where this turn's reply streams to (None: streaming is off, and replies are posted whole)."""
         interval = self.settings.stream_interval
-        return LiveReply(channel, followup, reply_to, interval) if interval > 0 else None
+        if interval <= 0:
+            return None
+
+        async def npc_voice(name: str) -> Voice | None:
+            npc = next((n for n in (await self.engine.state(str(channel.id))).npcs.values() if n.name == name), None)
+            if npc is None:
+                return None
+            voice = await self.voices.voice(channel, npc)
+            if followup is not None:  # the command's own answer says who spoke to whom, before the NPC answers
+                voice.opened.append(await followup.send(addressed(user, npc.name, action), wait=True,
+                                                        allowed_mentions=NO_PINGS))
+            return voice
+        return LiveReply(channel, followup, reply_to, interval, npc_voice)
 
     async def retry(self, channel: discord.abc.Messageable, user: discord.abc.User, *, admin: bool,
                     followup: discord.Webhook | None = None) -> TurnResult:
         """The channel's last turn, taken back and asked again (for its player, or an admin), then posted."""
         async with self._order[channel.id]:
-            live = self._live(channel, followup, None)
+            live = self._live(channel, followup, None, user, None)
             try:
                 async with channel.typing():
                     result = await self.engine.retry(str(channel.id), str(user.id), admin=admin,
@@ -156,16 +169,19 @@ class LorekeeperBot(commands.Bot):
                 pieces += split_message(footer)
         tracker = combat_embed(result.state) if result.state.combat.active else None
         if live is not None:
-            if live.started and result.npc is None:  # the streamed messages become the committed reply
-                await live.finish(pieces, tracker)
-                if result.debug:
-                    await channel.send(debug_report(result), allowed_mentions=NO_PINGS)
-                return
-            await live.abandon()  # nothing streamed, or (a replayed turn now answered by an NPC) not the GM's reply
+            if live.speaks_for(result.npc.name if result.npc else "GM"):
+                try:  # the streamed messages become the committed reply
+                    await live.finish(pieces, tracker if result.npc is None else None)
+                except discord.HTTPException:  # an NPC's webhook deleted meanwhile, a message gone: post it anew
+                    log.warning("stream_finish_failed", channel_id=channel.id, exc_info=True)
+                else:
+                    if result.debug:
+                        await channel.send(debug_report(result), allowed_mentions=NO_PINGS)
+                    return
+            await live.abandon()  # nothing streamed, or (a replayed turn answered by someone else) not this reply
         if result.npc is not None:
             if followup is not None:
-                name = discord.utils.escape_markdown(getattr(user, "display_name", user.name))
-                await followup.send(f"**{name}** → {result.npc.name}: {action}"[:2000], allowed_mentions=NO_PINGS)
+                await followup.send(addressed(user, result.npc.name, action), allowed_mentions=NO_PINGS)
             await self.voices.say(channel, result.npc, pieces)
         else:
             first, rest = pieces[0], pieces[1:]
@@ -201,6 +217,12 @@ class LorekeeperBot(commands.Bot):
         if message.author.bot or message.webhook_id is not None:
             return
         await self.process_commands(message)
+
+
+def addressed(user: discord.abc.User, npc: str, action: str | None) -> str:
+    """What a command that spoke to an NPC answers with, above the NPC's own words (no action: a retry)."""
+    name = discord.utils.escape_markdown(getattr(user, "display_name", user.name))
+    return (f"**{name}** → {npc}: {action}" if action is not None else f"**{name}** → {npc}, once more")[:2000]
 
 
 def debug_report(result: TurnResult) -> str:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable
 
 import discord
 import structlog
@@ -15,6 +17,21 @@ from .text import LIMIT, split_message
 log = structlog.get_logger(__name__)
 
 WEBHOOK_NAME = "Lorekeeper NPCs"
+
+
+@dataclass
+class Voice:
+    """Where one speaker's words are posted as they stream: `post(piece, first, **extra)` sends a new message;
+    `prefix` is written before every piece (a bot speaking for an NPC), so pieces are cut `limit` long; `opened`
+    holds messages posted to introduce the speaker (taken back with the reply if the turn fails)."""
+
+    post: Callable[..., Awaitable[Any]]
+    prefix: str = ""
+    opened: list[Any] = field(default_factory=list)
+
+    @property
+    def limit(self) -> int:
+        return LIMIT - len(self.prefix)
 
 
 class NpcVoices:
@@ -52,6 +69,22 @@ class NpcVoices:
             return None
         return next((n for n in npcs if webhook_username(n.name) == message.author.name), None)
 
+    async def voice(self, channel: discord.abc.Messageable, npc: NPC) -> Voice:
+        """The NPC's voice for a streamed reply: its webhook, or the bot speaking for it without one."""
+        hook = await self.webhook(channel)
+        if hook is None:
+            prefix = speaking_for(npc)
+
+            async def speak_for(piece: str, first: bool, **extra: Any) -> Any:
+                return await channel.send(prefix + piece, allowed_mentions=NO_PINGS, **extra)
+            return Voice(speak_for, prefix)
+        thread = channel if isinstance(channel, discord.Thread) else discord.utils.MISSING
+
+        async def post(piece: str, first: bool, **extra: Any) -> Any:
+            return await hook.send(piece, username=webhook_username(npc.name), allowed_mentions=NO_PINGS, thread=thread,
+                                   avatar_url=npc.avatar_url or discord.utils.MISSING, wait=True, **extra)
+        return Voice(post)
+
     async def say(self, channel: discord.abc.Messageable, npc: NPC, pieces: list[str]) -> None:
         """Post the NPC's words; without the Manage Webhooks permission, the bot speaks for it."""
         thread = channel if isinstance(channel, discord.Thread) else discord.utils.MISSING
@@ -82,9 +115,13 @@ class NpcVoices:
     @staticmethod
     async def _speak_for(channel: discord.abc.Messageable, npc: NPC, pieces: list[str]) -> None:
         """The bot posts the NPC's words under a name prefix, re-split so prefix and words fit 2,000 characters."""
-        prefix = f"**{discord.utils.escape_markdown(npc.name)}:** "
+        prefix = speaking_for(npc)
         for piece in split_message("\n\n".join(pieces), LIMIT - len(prefix)):
             await channel.send(prefix + piece, allowed_mentions=NO_PINGS)
+
+
+def speaking_for(npc: NPC) -> str:
+    return f"**{discord.utils.escape_markdown(npc.name)}:** "
 
 
 _BANNED = re.compile(r"(discor)(d)|(clyd)(e)", re.I)

@@ -556,3 +556,71 @@ async def test_a_long_streamed_reply_rolls_over_and_a_failed_one_is_taken_back(t
         deleted = fake.calls("DELETE", r"/channels/\d+/messages/\d+")
         assert len(deleted) == 1  # the half-told reply was taken back; the apology stands alone
         assert "The door creaks" not in apology.json["content"]
+
+
+async def test_an_npc_reply_streams_through_her_webhook_and_is_edited_to_the_committed_words(tmp_path, fake, model,
+                                                                                             monkeypatch):
+    monkeypatch.setenv("LOREKEEPER_STREAM_INTERVAL", "0.05")
+    async with lorekeeper(tmp_path, fake, model) as bot:
+        await game_with_players(bot, fake)
+        model.latency = 0.02
+        words = '"Three weeks dark," she says, turning the lamp wick, "and two boats lost on the Teeth since." ' * 3
+        model.add(words + '<modify_inventory item="harbour pass" quantity="1"/>', ' "Keep it dry."')
+        i = await fake.interaction("act", {"action": "@Ysolde what happened to the lighthouse?"}, user="alice")
+        [note] = await i.wait_followups(1, timeout=10)
+        assert note["content"] == "**alice** → Ysolde Marrick: @Ysolde what happened to the lighthouse?"
+        [post] = await fake.wait_for("POST", r"/webhooks/\d+/[\w-]+$", timeout=10,
+                                     where=lambda c: c.path.split("/")[2] != str(fake.application_id))
+        assert post.json["username"] == "Ysolde Marrick" and post.json["content"].endswith("▌")
+        assert post.json["allowed_mentions"] == {"parse": []}
+        message = fake.messages[int(post.response["id"])]
+        await fake.wait_until(lambda: '"Keep it dry."' in message["content"], 10, "the final edit")
+        edits = fake.calls("PATCH", rf"/webhooks/\d+/[\w-]+/messages/{post.response['id']}")
+        assert edits and not any("<modify" in (c.json or {}).get("content", "") for c in edits)
+        assert message["content"].startswith('"Three weeks dark,"') and "▌" not in message["content"]
+        assert message["content"].endswith('since." "Keep it dry."\n-# • Aria gains 1 × harbour pass (now 1).')
+        assert len(fake.calls("POST", r"/webhooks/\d+/[\w-]+$")) == 2  # the note and one NPC message: no reposts
+
+
+async def test_a_streamed_npc_reply_without_webhooks_keeps_her_name_and_a_failed_one_is_taken_back(
+        tmp_path, fake, model, monkeypatch):
+    monkeypatch.setenv("LOREKEEPER_STREAM_INTERVAL", "0.05")
+    fake.set_overwrite("general", fake.bot_role, deny="manage_webhooks")
+    async with lorekeeper(tmp_path, fake, model) as bot:
+        await game_with_players(bot, fake)
+        model.latency = 0.005
+        paragraph = ("tides " * 250).strip()
+        said = (paragraph + "\n\n") * 3
+        model.add([said[k:k + 50] for k in range(0, len(said), 50)])
+        await fake.message("@Ysolde Tell me everything.", author="alice")
+
+        def spoken() -> list[str]:
+            return [fake.messages[int(p.response["id"])]["content"] for p in fake.calls("POST", r"/channels/\d+/messages")
+                    if p.status == 200 and int(p.response["id"]) in fake.messages]
+        await fake.wait_until(lambda: len(spoken()) == 3 and "▌" not in "".join(spoken())
+                              and "".join(spoken()).count("tides") == 750, 10, "the whole reply")
+        assert all(t.startswith("**Ysolde Marrick:** ") and len(t) <= 2000 for t in spoken())
+        assert not fake.calls("POST", r"/webhooks/\d+/[\w-]+")
+        from engine.errors import ModelError
+        model.add(['"Once, long ago, ', 'the lamp ', ModelError("down", retryable=False)])
+        model.latency = 0.1
+        await fake.message("@Ysolde And then?", author="alice")
+        await fake.wait_until(lambda: fake.calls("DELETE", r"/channels/\d+/messages/\d+"), 10, "the half reply taken back")
+        await asyncio.sleep(0.2)
+        assert not any("Once, long ago" in t for t in spoken())
+
+
+async def test_an_npc_webhook_deleted_while_she_speaks_still_gets_her_whole_reply_posted(tmp_path, fake, model,
+                                                                                        monkeypatch):
+    monkeypatch.setenv("LOREKEEPER_STREAM_INTERVAL", "0.05")
+    async with lorekeeper(tmp_path, fake, model) as bot:
+        await game_with_players(bot, fake)
+        model.latency = 0.05
+        model.add(['"The lamp ', 'went dark ', 'three weeks ', 'ago, ', 'and no one ', 'has climbed ', 'since."'])
+        await fake.message("@Ysolde What happened?", author="alice")
+        await fake.wait_for("POST", r"/webhooks/\d+/[\w-]+$", timeout=10)
+        fake.webhooks.clear()  # an admin deleted it mid-reply: edits now fail
+        posts = await fake.wait_for("POST", r"/webhooks/\d+/[\w-]+$", count=2, timeout=10,
+                                    where=lambda c: c.status == 200)
+        assert posts[1].json["content"] == '"The lamp went dark three weeks ago, and no one has climbed since."'
+        assert posts[1].json["username"] == "Ysolde Marrick" and len(fake.calls("POST", r"/channels/\d+/webhooks")) == 2
