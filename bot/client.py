@@ -158,8 +158,11 @@ class LorekeeperBot(commands.Bot):
                        reply_to: discord.Message | None, action: str, user: discord.abc.User,
                        live: LiveReply | None = None) -> None:
         pieces = split_message(result.reply)
-        mechanics = result.mechanics()
-        if result.sources and await self.engine.show_sources(str(channel.id)):
+        guild = getattr(channel, "guild", None)
+        guild_id = str(guild.id) if guild is not None else None
+        verbosity = (await self.engine.server_settings(guild_id)).verbosity if guild_id else "full"
+        mechanics = result.mechanics(verbosity)
+        if result.sources and await self.engine.show_sources(str(channel.id), guild_id):
             mechanics.append(f"📜 {sources_line(result.sources)}")
         if mechanics:
             footer = "\n".join(f"-# {line}" for line in mechanics)

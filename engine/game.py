@@ -12,7 +12,7 @@ from typing import AsyncIterator, Awaitable, Callable, Mapping, TypeVar
 
 import structlog
 
-from . import summary, turn
+from . import server_settings, summary, turn
 from .characters import make_character
 from .config import EngineConfig
 from .content import find_adventure
@@ -22,6 +22,7 @@ from .errors import BadInput, GameAlreadyRunning, NoCharacter, NoGameRunning, St
 from .lore.index import LoreIndex
 from .models import ModelClient, ModelRequest
 from .orchestrator import Route
+from .server_settings import ServerSettings
 from .state import AgentType, Character, GameState, Message
 from .store import LastTurn, Session, Store
 from .suggestions import Suggestion
@@ -235,10 +236,23 @@ class Engine:
     async def set_debug(self, channel_id: str, on: bool) -> None:
         await self.deps.store.set_debug(channel_id, on)
 
-    async def show_sources(self, channel_id: str) -> bool:
-        """Whether replies here get a "Sources" line naming the lore they cited."""
+    async def show_sources(self, channel_id: str, guild_id: str | None = None) -> bool:
+        """Whether replies here get a "Sources" line naming the lore they cited: the channel's switch, else its
+        server's setting, else the config's default."""
         chosen = await self.deps.store.sources(channel_id)
+        if chosen is None and guild_id is not None:
+            chosen = (await self.server_settings(guild_id)).sources
         return self.deps.config.lore.sources if chosen is None else chosen
+
+    async def server_settings(self, guild_id: str) -> ServerSettings:
+        return server_settings.load(guild_id, await self.deps.store.server_settings(guild_id))
+
+    async def configure_server(self, guild_id: str, **changes: object) -> ServerSettings:
+        """Change some of a server's settings (None: unchanged); the whole is checked before it is stored."""
+        updated = server_settings.changed(await self.server_settings(guild_id), **changes)
+        await self.deps.store.set_server_settings(guild_id, updated.model_dump_json())
+        log.info("server_configured", guild_id=guild_id, **{k: v for k, v in changes.items() if v is not None})
+        return updated
 
     async def set_sources(self, channel_id: str, on: bool) -> None:
         await self.deps.store.set_sources(channel_id, on)

@@ -152,6 +152,16 @@ async def _m8_undo(db: aiosqlite.Connection) -> None:
     """)  # state_before: what the turn committed over (NULL before this migration); undone_at: when it was reverted
 
 
+async def _m9_server_settings(db: aiosqlite.Connection) -> None:
+    await _run_script(db, """
+        CREATE TABLE server_settings (
+            guild_id TEXT PRIMARY KEY,
+            settings TEXT NOT NULL,  -- JSON, as engine.server_settings.ServerSettings writes it
+            updated_at TEXT NOT NULL
+        )
+    """)
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[aiosqlite.Connection], Any]]] = [
     (1, "initial", _m1_initial),
     (2, "channel_settings", _m2_channel_settings),
@@ -161,6 +171,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[aiosqlite.Connection], Any]]] = [
     (6, "tool_feedback_and_suggestions", _m6_feedback),
     (7, "debug_never_set", _m7_debug_never_set),
     (8, "undo", _m8_undo),
+    (9, "server_settings", _m9_server_settings),
 ]
 
 
@@ -626,6 +637,18 @@ class Store:
         async with self.transaction() as db:
             await db.execute("INSERT INTO channel_settings (channel_id, debug, sources) VALUES (?, 0, ?) "
                              "ON CONFLICT(channel_id) DO UPDATE SET sources = excluded.sources", (channel_id, int(on)))
+
+    async def server_settings(self, guild_id: str) -> str | None:
+        """A server's settings as stored (JSON), or None when its admins never chose any."""
+        async with self.db.execute("SELECT settings FROM server_settings WHERE guild_id = ?", (guild_id,)) as cur:
+            row = await cur.fetchone()
+        return None if row is None else row[0]
+
+    async def set_server_settings(self, guild_id: str, settings: str) -> None:
+        async with self.transaction() as db:
+            await db.execute("INSERT INTO server_settings (guild_id, settings, updated_at) VALUES (?, ?, ?) "
+                             "ON CONFLICT(guild_id) DO UPDATE SET settings = excluded.settings, "
+                             "updated_at = excluded.updated_at", (guild_id, settings, utcnow().isoformat()))
 
     async def set_debug(self, channel_id: str, on: bool) -> None:
         async with self.transaction() as db:

@@ -98,10 +98,13 @@ class TurnResult:
     debug: bool = False  # whether this turn ran in debug mode (front ends then show the engine's workings)
     text: str = ""  # the player's words it answered
 
-    def mechanics(self) -> list[str]:
+    def mechanics(self, verbosity: str = "full") -> list[str]:
         """What players may see of the turn's tools: dice, and each change as the tool tells it to the table (a
-        tool that says nothing for players shows the first sentence of its observation; never its GM notes)."""
-        lines = []
+        tool that says nothing for players shows the first sentence of its observation; never its GM notes).
+        verbosity "dice" keeps only the dice; "story" shows none."""
+        lines: list[str] = []
+        if verbosity == "story":
+            return lines
         for call in self.calls:
             spec = TOOLS.get(call.name)
             if not call.ok or spec is None:
@@ -109,7 +112,7 @@ class TurnResult:
             public = call.meta.get("public")
             if call.name in ("roll", "attack"):
                 lines.append(f"🎲 {public or call.observation}")
-            elif spec.changes_state:
+            elif spec.changes_state and verbosity == "full":
                 lines.append(f"• {public or call.observation.split('. ', 1)[0].rstrip('.') + '.'}")
         return lines
 

@@ -87,7 +87,7 @@ async def test_synced_commands_obey_discords_limits(fake, bot):
     admin = next(c for c in put.json if c["name"] == "gm-admin")
     assert int(admin["default_member_permissions"]) == MANAGE_GUILD and admin.get("contexts") in (None, [0])
     sub = {o["name"] for o in admin["options"]}
-    assert sub == {"debug", "feedback", "sources", "state", "prompt", "suggestions", "telemetry", "undo", "reset", "reload-corpus", "sync"}
+    assert sub == {"config", "debug", "feedback", "sources", "state", "prompt", "suggestions", "telemetry", "undo", "reset", "reload-corpus", "sync"}
 
 
 async def test_a_slash_command_is_deferred_then_followed_up(fake, bot, model):
@@ -624,3 +624,43 @@ async def test_an_npc_webhook_deleted_while_she_speaks_still_gets_her_whole_repl
                                     where=lambda c: c.status == 200)
         assert posts[1].json["content"] == '"The lamp went dark three weeks ago, and no one has climbed since."'
         assert posts[1].json["username"] == "Ysolde Marrick" and len(fake.calls("POST", r"/channels/\d+/webhooks")) == 2
+
+
+async def test_server_settings_choose_who_starts_games_and_how_much_mechanics_shows(tmp_path, fake, model):
+    gm = fake.add_user("gm", permissions="manage_guild")
+    storytellers = fake.add_role("Storytellers")
+    carol = fake.add_user("carol", roles=[storytellers])
+    async with lorekeeper(tmp_path, fake, model) as bot:
+        shown = await fake.interaction("gm-admin config", user=gm)
+        text = (await shown.wait_response())["data"]["content"]
+        assert "Mechanics under replies: full" in text and "Who may start games: anyone" in text
+        bad = await fake.interaction("gm-admin config", {"who_starts": "everyone", "role": storytellers}, user=gm)
+        assert "only counts with who_starts=role" in (await bad.wait_response())["data"]["content"]
+        saved = await fake.interaction("gm-admin config", {"mechanics": "dice", "role": storytellers}, user=gm)
+        text = (await saved.wait_response())["data"]["content"]
+        assert "Saved by gm" in text and "dice" in text and "members with the role Storytellers" in text
+
+        refused = await fake.interaction("game start", {"thread": True}, user="alice")  # not an admin, not the role
+        response = await refused.wait_response()
+        assert response["type"] == 4 and response["data"]["flags"] & 64 and "only admins and" in response["data"]["content"]
+        assert not fake.calls("POST", r"/channels/\d+/threads")
+        started = await fake.interaction("game start", user=carol)  # has the role
+        assert (await started.wait_response())["type"] == 5
+        await started.wait_followups(1)
+        cid = str(fake.channel("general").id)
+        await bot.engine.create_character(cid, str(fake.user("alice").id), "Aria", "fighter")
+        model.add('You pocket it. <roll>1d20</roll> <modify_inventory item="harbour pass" quantity="1"/>', " Done.")
+        i = await fake.interaction("act", {"action": "I pocket the pass."}, user="alice")
+        [reply] = await i.wait_followups(1)
+        assert "-# 🎲 1d20 →" in reply["content"] and "harbour pass (now 1)" not in reply["content"]
+
+    async with lorekeeper(tmp_path, fake, model) as bot:  # a restart keeps them: they are in the database
+        again = await fake.interaction("gm-admin config", {"mechanics": "story", "who_starts": "admins"}, user=gm)
+        text = (await again.wait_response())["data"]["content"]
+        assert "story" in text and "admins only" in text
+        model.add("You wait. <roll>1d20</roll>", " Nothing.")
+        i = await fake.interaction("act", {"action": "I wait."}, user="alice")
+        [reply] = await i.wait_followups(1)
+        assert reply["content"] == "You wait. Nothing."
+        refused = await fake.interaction("game start", {"thread": True}, user=carol)  # the role no longer counts
+        assert "only admins start games" in (await refused.wait_response())["data"]["content"]

@@ -428,3 +428,31 @@ async def test_busy_counts_waiters_not_just_the_holder(table):
     assert table.engine.busy(CHANNEL)
     await waiter
     assert not table.engine.busy(CHANNEL)
+
+
+async def test_server_settings_are_stored_checked_and_a_channel_switch_wins(table):
+    from engine.errors import BadInput
+
+    engine = table.engine
+
+    assert (await engine.server_settings("g1")).verbosity == "full"
+    default = engine.deps.config.lore.sources
+    await engine.configure_server("g1", sources=not default, verbosity="dice")
+    assert (await engine.server_settings("g1")).model_dump() == {"sources": not default, "verbosity": "dice",
+                                                                 "starters": "everyone", "starter_role": None}
+    assert (await engine.server_settings("g2")).sources is None  # one server's choice is not another's
+    assert await engine.show_sources("c1", "g1") is not default and await engine.show_sources("c1", "g2") is default
+    await engine.set_sources("c1", default)
+    assert await engine.show_sources("c1", "g1") is default  # the channel's own switch wins over its server's
+    await engine.configure_server("g1", sources="default")
+    assert (await engine.server_settings("g1")).sources is None
+    with pytest.raises(BadInput, match="Name the role"):
+        await engine.configure_server("g1", starters="role")
+    with pytest.raises(BadInput, match="verbosity"):
+        await engine.configure_server("g1", verbosity="loud")
+    assert (await engine.server_settings("g1")).verbosity == "dice"  # a refused change stored nothing
+    await engine.configure_server("g1", starters="role", starter_role="42")
+    await engine.configure_server("g1", starters="admins")
+    assert (await engine.server_settings("g1")).starter_role is None  # the role went with "role"
+    await engine.deps.store.set_server_settings("g3", '{"verbosity": "shouting", "future_setting": 1}')
+    assert (await engine.server_settings("g3")).verbosity == "full"  # unreadable: the defaults, not a crash

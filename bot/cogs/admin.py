@@ -13,10 +13,11 @@ from discord.ext import commands
 
 from engine import GameError
 from engine.content import list_adventures, load_adventure
+from engine.server_settings import ServerSettings, Starters, Verbosity
 
 from ..client import LorekeeperBot
 from ..render import NO_PINGS
-from ..tree import respond
+from ..tree import InputError, respond
 
 INLINE_LIMIT = 1900
 
@@ -29,6 +30,14 @@ def is_admin(interaction: discord.Interaction, admin_role: str | None) -> bool:
     if permissions.manage_guild:
         return True
     return admin_role is not None and any(r.name == admin_role for r in getattr(member, "roles", []))
+
+
+def may_start_games(interaction: discord.Interaction, settings: ServerSettings, admin_role: str | None) -> bool:
+    """Whether this member may start a game on this server, by its admins' choice (/gm-admin config)."""
+    if settings.starters == "everyone" or is_admin(interaction, admin_role):
+        return True
+    return settings.starters == "role" and any(str(r.id) == settings.starter_role
+                                               for r in getattr(interaction.user, "roles", []))
 
 
 def as_file(text: str, filename: str) -> discord.File:
@@ -68,6 +77,39 @@ class AdminCog(commands.GroupCog, group_name="gm-admin", group_description="Game
         text = await self.bot.engine.last_feedback(str(interaction.channel_id))
         await self._say(interaction, text or "No tool feedback yet: turn /gm-admin debug on, then play a turn.",
                         "feedback.txt")
+
+    @app_commands.command(name="config")
+    @app_commands.describe(sources="The Sources line under replies, for every channel that has not chosen its own",
+                           mechanics="How much of the rolls and changes shows under replies",
+                           who_starts="Who may start games on this server",
+                           role="With who_starts=role: the role whose members may start games (admins always may)")
+    @app_commands.choices(mechanics=[app_commands.Choice(name="full: every roll and change", value="full"),
+                                     app_commands.Choice(name="dice: rolls and attacks only", value="dice"),
+                                     app_commands.Choice(name="story: none (the story alone)", value="story")])
+    async def config(self, interaction: discord.Interaction, sources: Literal["on", "off", "default"] | None = None,
+                     mechanics: Verbosity | None = None, who_starts: Starters | None = None,
+                     role: discord.Role | None = None) -> None:
+        """This server's settings for every game on it; with no options, shows them."""
+        assert interaction.guild_id is not None  # the group is guild-only
+        guild_id = str(interaction.guild_id)
+        engine = self.bot.engine
+        if role is not None and who_starts is None:
+            who_starts = "role"  # naming a role means that role may start games
+        if role is not None and who_starts != "role":
+            raise InputError(f"A role only counts with who_starts=role (you chose {who_starts}).")
+        if sources is None and mechanics is None and who_starts is None:
+            settings, said = await engine.server_settings(guild_id), "This server's settings"
+        else:
+            settings = await engine.configure_server(
+                guild_id, sources=None if sources is None else (sources == "on" if sources != "default" else "default"),
+                verbosity=mechanics, starters=who_starts, starter_role=str(role.id) if role is not None else None)
+            said = f"Saved by {discord.utils.escape_markdown(interaction.user.display_name)}"
+        role_name = None
+        if settings.starter_role is not None and interaction.guild is not None:
+            found = interaction.guild.get_role(int(settings.starter_role))
+            role_name = found.name if found is not None else "(a deleted role: only admins, until you choose again)"
+        text = settings.describe(role_name, self.bot.engine.deps.config.lore.sources)
+        await self._say(interaction, f"**{said}:**\n{text}\n-# A channel's own `/gm-admin sources` still wins there.")
 
     @app_commands.command(name="sources")
     @app_commands.describe(mode="on: a line under replies naming the lore they drew on")

@@ -12,7 +12,8 @@ from engine.content import list_adventures
 from ..client import LorekeeperBot
 from ..render import EMBED_BUDGET, NO_PINGS, combat_embed, status_embed
 from ..text import split_message
-from .admin import is_admin
+from ..tree import InputError
+from .admin import is_admin, may_start_games
 
 
 class ConfirmEnd(discord.ui.View):
@@ -59,7 +60,13 @@ class GameCog(commands.GroupCog, group_name="game", group_description="Start, en
         if thread and not isinstance(channel, discord.TextChannel):
             await interaction.response.send_message("Threads can be started only from a text channel.", ephemeral=True)
             return
-        # Refusals (a game already here, no such adventure) before anything public or any thread is made.
+        # Refusals (not allowed here, a game already here, no such adventure) before anything public or any thread.
+        assert interaction.guild_id is not None  # the group is guild-only
+        settings = await self.bot.engine.server_settings(str(interaction.guild_id))
+        if not may_start_games(interaction, settings, self.bot.settings.admin_role):
+            who = "admins" if settings.starters == "admins" else "admins and members with a chosen role"
+            raise InputError(f"On this server, only {who} start games (/gm-admin config). Ask one of them, or "
+                             "join a game that is running: /char create, then /party join.")
         await self.bot.engine.check_start(None if thread else str(interaction.channel_id), adventure)
         await interaction.response.defer(thinking=True)
         if thread:

@@ -41,7 +41,7 @@ HELP = (
     "NPC's message speaks to them again.\n"
     "• `/act` does the same as typing; `/roll 1d20+3 [reason]` rolls dice the GM sees; `/quests`; "
     "`/rest short|long`; `/retry` asks the GM again for your last turn (the dice fall the same).\n"
-    "**Admins** (Manage Server): `/gm-admin` — `undo`, `reset`, `debug`, `sources`, `state`, `prompt`, "
+    "**Admins** (Manage Server): `/gm-admin` — `config` (this server: sources, mechanics, who starts games), `undo`, `reset`, `debug`, `sources`, `state`, `prompt`, "
     "`suggestions`, `feedback`, `telemetry`, `reload-corpus`, `sync`.")
 
 
