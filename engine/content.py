@@ -8,7 +8,7 @@ from typing import TypeVar
 import yaml
 from pydantic import BaseModel, Field, ValidationError
 
-from .errors import ConfigError
+from .errors import ConfigError, GameError
 from .state import NPC, Encounter, GameState, Location, Model, Party, Quest
 
 
@@ -119,6 +119,26 @@ def list_adventures(corpus_dir: Path) -> dict[str, Path]:
     if not root.is_dir():
         return {}
     return {p.parent.name: p for p in sorted(root.glob("*/adventure.yaml"))}
+
+
+_TITLES: dict[tuple[Path, int], str] = {}
+
+
+def adventure_titles(corpus_dir: Path) -> dict[str, str]:
+    """Adventure ids mapped to their titles (read once per version of each file; a broken file says so)."""
+    titles = {}
+    for adventure_id, path in list_adventures(corpus_dir).items():
+        try:
+            key = (path, path.stat().st_mtime_ns)
+        except OSError:
+            continue
+        if key not in _TITLES:
+            try:
+                _TITLES[key] = load_adventure(path).title
+            except GameError:
+                _TITLES[key] = f"{adventure_id} (has problems: /gm-admin reload-corpus says which)"
+        titles[adventure_id] = _TITLES[key]
+    return titles
 
 
 def find_adventure(corpus_dir: Path, adventure_id: str | None) -> Adventure:

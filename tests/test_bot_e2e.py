@@ -79,7 +79,7 @@ def walk(commands: list[dict]):
 async def test_synced_commands_obey_discords_limits(fake, bot):
     [put] = fake.calls("PUT", rf"/applications/{fake.application_id}/guilds/{fake.guild_id}/commands")
     names = {c["name"] for c in put.json}
-    assert {"game", "char", "party", "act", "retry", "roll", "quests", "rest", "help", "gm-admin"} <= names
+    assert {"game", "char", "party", "act", "talk", "use", "retry", "roll", "quests", "rest", "help", "gm-admin"} <= names
     for item in walk(put.json):
         assert item["name"] == item["name"].lower() and 1 <= len(item["name"]) <= 32, item["name"]
         assert 1 <= len(item.get("description", "x")) <= 100, item
@@ -378,7 +378,7 @@ async def test_many_quests_still_fit_one_embed(fake, bot, model):
 
 async def test_game_commands_are_guild_only(fake, bot):
     [put] = fake.calls("PUT", rf"/applications/{fake.application_id}/guilds/{fake.guild_id}/commands")
-    for name in ("game", "char", "party", "gm-admin", "act"):
+    for name in ("game", "char", "party", "gm-admin", "act", "talk", "use", "retry", "quests", "rest"):
         command = next(c for c in put.json if c["name"] == name)
         assert command.get("contexts") == [0] or command.get("dm_permission") is False, command
 
@@ -664,3 +664,42 @@ async def test_server_settings_choose_who_starts_games_and_how_much_mechanics_sh
         assert reply["content"] == "You wait. Nothing."
         refused = await fake.interaction("game start", {"thread": True}, user=carol)  # the role no longer counts
         assert "only admins start games" in (await refused.wait_response())["data"]["content"]
+
+
+async def test_talk_and_use_offer_who_is_here_and_what_you_carry(fake, bot, model):
+    await game_with_players(bot, fake)
+    offered = await fake.autocomplete("talk", {"npc": "ys", "words": "x"}, focused="npc")
+    assert (await offered.wait_response())["data"]["choices"] == [{"name": "Ysolde Marrick", "value": "ysolde-marrick"}]
+    everyone = await fake.autocomplete("talk", {"npc": "", "words": "x"}, focused="npc")
+    names = [c["name"] for c in (await everyone.wait_response())["data"]["choices"]]
+    assert "Ysolde Marrick" in names and "Odile Farrow" not in names  # Odile is at the tavern, not here
+    model.add('"The lamp went dark three weeks ago."')
+    i = await fake.interaction("talk", {"npc": "ysolde-marrick", "words": "What happened?"}, user="alice")
+    [note] = await i.wait_followups(1)
+    assert note["content"] == "**alice** → Ysolde Marrick: @Ysolde Marrick What happened?"
+    [spoken] = await fake.wait_for("POST", r"/webhooks/\d+/[\w-]+$", where=lambda c: c.path.split("/")[2] != str(fake.application_id))
+    assert spoken.json["username"] == "Ysolde Marrick"
+    away = await fake.interaction("talk", {"npc": "Odile", "words": "Hello?"}, user="alice")
+    response = await away.wait_response()
+    assert response["type"] == 4 and response["data"]["flags"] & 64 and "Odile Farrow is not here" in response["data"]["content"]
+
+    pack = await fake.autocomplete("use", {"item": "po"}, focused="item", user="alice")
+    assert (await pack.wait_response())["data"]["choices"] == [{"name": "healing potion ×1", "value": "healing potion"}]
+    fake.add_user("mallory")
+    stranger = await fake.autocomplete("use", {"item": ""}, focused="item", user="mallory")  # no character: nothing
+    assert (await stranger.wait_response())["data"]["choices"] == []
+    model.add('You drink it. <update_hp target="Aria" amount="4"/>', " Warmth spreads.")
+    used = await fake.interaction("use", {"item": "Healing  Potion", "how": "now, before the fight"}, user="alice")
+    await used.wait_followups(1)
+    [player_line] = [m for m in await bot.engine.deps.store.messages((await bot.engine.session(
+        str(fake.channel("general").id))).id) if m.author_name == "alice"][-1:]
+    assert player_line.text == "I use my healing potion now, before the fight."
+    missing = await fake.interaction("use", {"item": "rope"}, user="alice")
+    assert "Aria carries no rope" in (await missing.wait_response())["data"]["content"]
+
+
+async def test_adventures_are_offered_by_title(fake, bot):
+    offered = await fake.autocomplete("game start", {"adventure": "lantern"}, focused="adventure")
+    [choice] = (await offered.wait_response())["data"]["choices"]
+    assert choice["value"] == "saltmere-lantern" and choice["name"].endswith("(saltmere-lantern)")
+    assert choice["name"] != "saltmere-lantern (saltmere-lantern)"  # the title leads

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import discord
 from discord import app_commands
 from discord.ext import commands
 
 from engine import GameError
-from engine.content import list_adventures
+from engine.content import adventure_titles
 
 from ..client import LorekeeperBot
-from ..render import EMBED_BUDGET, NO_PINGS, combat_embed, status_embed
+from ..render import EMBED_BUDGET, NO_PINGS, clip, combat_embed, status_embed
 from ..text import split_message
 from ..tree import InputError
 from .admin import is_admin, may_start_games
@@ -87,8 +89,11 @@ class GameCog(commands.GroupCog, group_name="game", group_description="Start, en
 
     @start.autocomplete("adventure")
     async def adventure_choices(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
-        found = list_adventures(self.bot.settings.corpus)
-        return [app_commands.Choice(name=a, value=a) for a in found if current.lower() in a.lower()][:25]
+        """Adventures by title (the id is what is sent); typing matches either."""
+        titles = await asyncio.to_thread(adventure_titles, self.bot.settings.corpus)  # a new file is parsed once
+        wanted = current.lower()
+        return [app_commands.Choice(name=clip(f"{title} ({a})", 100), value=a) for a, title in titles.items()
+                if wanted in a.lower() or wanted in title.lower()][:25]
 
     @app_commands.command(name="end")
     async def end(self, interaction: discord.Interaction) -> None:

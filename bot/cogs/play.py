@@ -14,7 +14,7 @@ from engine.dice import Roll
 
 from ..client import LorekeeperBot
 from .admin import is_admin
-from ..render import NO_PINGS, quests_embed
+from ..render import NO_PINGS, clip, quests_embed
 from ..tree import InputError
 
 
@@ -39,6 +39,7 @@ HELP = (
     "`/char sheet`, `/char inventory`.\n"
     "• Party members just type what they do. `@Name …` speaks to someone who is here, and replying to an "
     "NPC's message speaks to them again.\n"
+    "• `/talk` picks someone here to speak to; `/use` picks something from your pack.\n"
     "• `/act` does the same as typing; `/roll 1d20+3 [reason]` rolls dice the GM sees; `/quests`; "
     "`/rest short|long`; `/retry` asks the GM again for your last turn (the dice fall the same).\n"
     "**Admins** (Manage Server): `/gm-admin` — `config` (this server: sources, mechanics, who starts games), `undo`, `reset`, `debug`, `sources`, `state`, `prompt`, "
@@ -64,7 +65,57 @@ class PlayCog(commands.Cog):
         """Do something in the game."""
         if debug is not None and not is_admin(interaction, self.bot.settings.admin_role):
             raise app_commands.CheckFailure("debug is for admins")
-        # Refusals (no game, no character, someone not here) come before the defer, so they can be ephemeral.
+        await self._act(interaction, action, debug)
+
+    @app_commands.command(name="talk")
+    @app_commands.guild_only()
+    @app_commands.describe(npc="Someone who is here (the list shows who)", words="What you say to them")
+    async def talk(self, interaction: discord.Interaction, npc: str, words: app_commands.Range[str, 1, 1900]) -> None:
+        """Speak to someone who is here (the same as typing @Name and your words)."""
+        state = await self.bot.engine.state(str(interaction.channel_id))
+        found = state.find_npc(npc)
+        if found is None:
+            here = ", ".join(n.name for n in state.present_npcs()) or "no one"
+            raise InputError(f"No one called {npc} is in this game. Here: {here}.")
+        await self._act(interaction, f"@{found.name} {words}")
+
+    @talk.autocomplete("npc")
+    async def npc_choices(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
+        """Who is here and can answer, for the one typing."""
+        try:
+            state = await self.bot.engine.state(str(interaction.channel_id))
+        except GameError:
+            return []
+        return [app_commands.Choice(name=clip(n.name, 100), value=n.id[:100]) for n in state.present_npcs()
+                if n.hp > 0 and current.lower() in n.name.lower()][:25]
+
+    @app_commands.command(name="use")
+    @app_commands.guild_only()
+    @app_commands.describe(item="Something you carry (the list shows your pack)",
+                           how="On whom or how, if it matters (e.g. on Bram, or to unlock the gate)")
+    async def use(self, interaction: discord.Interaction, item: str,
+                  how: app_commands.Range[str, 1, 300] | None = None) -> None:
+        """Use something you carry: a potion, a key, a rope; the Game Master plays it out."""
+        ch = await self.bot.engine.character(str(interaction.channel_id), str(interaction.user.id))
+        wanted = " ".join(item.split()).lower()
+        found = next((i for i in ch.inventory if i.name.lower() == wanted), None)
+        if found is None:
+            raise InputError(f"{ch.name} carries no {item}. `/char inventory` shows what you have.")
+        await self._act(interaction, f"I use my {found.name}{' ' + how.strip() if how else ''}.")
+
+    @use.autocomplete("item")
+    async def item_choices(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
+        """What the one typing carries."""
+        try:
+            ch = await self.bot.engine.character(str(interaction.channel_id), str(interaction.user.id))
+        except GameError:
+            return []
+        return [app_commands.Choice(name=clip(f"{i.name} ×{i.quantity}", 100), value=i.name[:100])
+                for i in ch.inventory if current.lower() in i.name.lower()][:25]
+
+    async def _act(self, interaction: discord.Interaction, action: str, debug: bool | None = None) -> None:
+        """Play an action; refusals (no game, no character, someone not here) come before the defer, so they
+        can be private."""
         await self.bot.engine.check_action(str(interaction.channel_id), str(interaction.user.id), action)
         await interaction.response.defer(thinking=True)
         assert interaction.channel is not None
@@ -94,12 +145,14 @@ class PlayCog(commands.Cog):
         await interaction.response.send_message(f"🎲 {who} rolls {dice.describe()}{why}", allowed_mentions=NO_PINGS)
 
     @app_commands.command(name="quests")
+    @app_commands.guild_only()
     async def quests(self, interaction: discord.Interaction) -> None:
         """The party's quest log."""
         state = await self.bot.engine.state(str(interaction.channel_id))
         await interaction.response.send_message(embed=quests_embed(state))
 
     @app_commands.command(name="rest")
+    @app_commands.guild_only()
     @app_commands.describe(kind="A short rest (an hour, hit dice) or a long rest (a night, full recovery)")
     async def rest(self, interaction: discord.Interaction, kind: Literal["short", "long"]) -> None:
         """Rest your character."""
