@@ -6,6 +6,7 @@ import argparse
 import contextlib
 import asyncio
 import getpass
+import os
 import random
 import sys
 import textwrap
@@ -136,7 +137,7 @@ async def run_play(args: argparse.Namespace) -> None:
     game = f"script-{rng.getrandbits(32):08x}" if throwaway else (args.game or "terminal")
     async with running_engine(settings, config, models, rng) as engine:
         terminal = Terminal(engine, f"terminal:{game}", "local", player_name(), ask=None if script else read_line,
-                            write=None if script else _write)
+                            write=None if script else _write, color=colour_screen())
         if script is not None:
             try:
                 await play_script(terminal, script, model, args.seed)
@@ -152,6 +153,11 @@ async def run_play(args: argparse.Namespace) -> None:
 def _write(text: str) -> None:
     sys.stdout.write(text)
     sys.stdout.flush()
+
+
+def colour_screen() -> bool:
+    """Whether standard output is a terminal that takes colour codes (NO_COLOR, TERM=dumb and pipes say no)."""
+    return sys.stdout.isatty() and "NO_COLOR" not in os.environ and os.environ.get("TERM", "") != "dumb"
 
 
 def player_name() -> str:

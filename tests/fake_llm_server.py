@@ -30,6 +30,8 @@ class Step:
     usage: tuple[int, int] = (120, 30)  # input, output tokens
     cache_read: int = 0
     midstream_error: dict[str, Any] | None = None  # an error event after the first text chunk, inside a 200 stream
+    gate: threading.Event | None = None  # after `gate_after` text chunks, the stream waits until this is set
+    gate_after: int = 1
 
 
 @dataclass
@@ -132,6 +134,9 @@ class FakeLLMServer:
                 await writer.drain()
                 writer.transport.abort()  # the connection dies mid-stream
                 return False
+            if is_text and step.gate is not None and sent_text == step.gate_after:
+                while not step.gate.is_set():  # (a thread's event: the test sets it from another loop)
+                    await asyncio.sleep(0.01)
             writer.write(event.encode())
             await writer.drain()
             sent_text += is_text

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 from pathlib import Path
 
 import pytest
@@ -82,7 +83,8 @@ def test_commands_and_errors_in_play(tmp_path, capsys):
     code, out, err = play(tmp_path, capsys, "--script", str(script))
     assert code == 0, err
     assert "is not a dice expression" in out and "short or long" in out and "Unknown command /dance" in out
-    assert "Saltmere Quay. Party: Bo 9/9 HP" in out and "Odile Farrow is not here." in out
+    assert re.search(r"Saltmere Quay\n(.+\n)+\nParty +Class +HP +Conditions\n─+\nBo +rogue +9/9\n", out)
+    assert "Here: Ysolde Marrick" in out and "Odile Farrow is not here." in out
     assert "level 1 rogue" in out and "The game is saved" in out and "never reached" not in out
 
 

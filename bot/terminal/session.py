@@ -1,10 +1,9 @@
-"""Terminal play: the same engine as the Discord bot, driven by a keyboard or a script file."""
+"""Terminal play: a game driven by a keyboard (replies streamed as they arrive) or by a script file."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import shutil
 import signal
 import sys
 import textwrap
@@ -20,11 +19,12 @@ from engine.characters import CLASSES
 from engine.content import load_yaml_model
 from engine.errors import ConfigError
 from engine.state import AgentType, GameState
-from engine.tools.character import character_sheet
-from engine.tools.combat import tracker
 from engine.tools.quests import player_quest_line
 from engine.lore.retrieval import sources_line
 from engine.turn import TurnResult, interrupted_notice
+
+from . import render
+from .render import Markdown, Wrapper, bold, clean, rendered
 
 HELP = """Type what your character does, or @Name to speak to someone here. Commands:
   /roll 2d6 [for X]  roll dice           /sheet        your character sheet
@@ -63,8 +63,8 @@ def load_script(path: Path) -> Script:
 
 
 def wrap(text: str, indent: str = "") -> str:
-    width = max(40, min(100, shutil.get_terminal_size((88, 20)).columns)) - len(indent)
-    paragraphs = text.split("\n")
+    width = render.screen_width() - len(indent)
+    paragraphs = clean(text).split("\n")
     return "\n".join(textwrap.fill(p, width, initial_indent=indent, subsequent_indent=indent) if p.strip() else "" for p in paragraphs)
 
 
@@ -77,6 +77,7 @@ class Terminal:
     out: Callable[[str], None] = print
     ask: Callable[[str], Awaitable[str]] | None = None
     write: Callable[[str], None] | None = None  # set: replies stream as they arrive (a keyboard session)
+    color: bool = False  # the screen takes colour codes: bold, italics, table headings
     commands: dict[str, Callable[[str], Awaitable[None]]] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -175,7 +176,7 @@ class Terminal:
                             self.engine.take_turn(self.channel, self.user_id, self.user_name, line))
             await self.show(result)
             return
-        stream = Stream(self.write)
+        stream = Stream(self.write, self.color)
         self._turn = asyncio.ensure_future(
             self.engine.retry(self.channel, self.user_id, show=stream.show) if retry else
             self.engine.take_turn(self.channel, self.user_id, self.user_name, line, show=stream.show))
@@ -198,7 +199,7 @@ class Terminal:
             if not self._turn.cancelled():
                 stream.close()
         if not stream.matches(result.reply):  # the committed reply is the one that counts (a correction, a retry)
-            self.out(f"{'(revised)':>2}\n{wrap(result.reply, '  ')}")
+            self.out(f"(revised)\n{rendered(result.reply, self.color)}")
         await self.show(result, told=True)
 
     def interrupt(self) -> None:
@@ -207,20 +208,17 @@ class Terminal:
             self._turn.cancel()
 
     async def show(self, result: TurnResult, told: bool = False) -> None:
-        """The reply (unless it was streamed), then what players may see of the mechanics and sources."""
-        if told:
-            for line in result.mechanics():
-                self.out(wrap(line, "    "))
-            if result.sources and await self.engine.show_sources(self.channel):
-                self.out(wrap(sources_line(result.sources), "    "))
-            self.out("")
-            return
-        speaker = result.npc.name if result.npc else "GM"
-        self.out(f"\n{speaker}:\n{wrap(result.reply, '  ')}")
+        """The reply (unless it was streamed), then what players may see of the mechanics and sources, and the
+        combat tracker while a fight goes on."""
+        if not told:
+            speaker = result.npc.name if result.npc else "GM"
+            self.out(f"\n{bold(clean(speaker), self.color)}:\n{rendered(result.reply, self.color)}")
         for line in result.mechanics():
             self.out(wrap(line, "    "))
         if result.sources and await self.engine.show_sources(self.channel):
             self.out(wrap(sources_line(result.sources), "    "))
+        if result.state.combat.active:
+            self.out(render.combat_tracker(result.state, self.color))
         self.out("")
 
     async def cmd_undo(self, count: str) -> None:
@@ -269,12 +267,10 @@ class Terminal:
         self.out(f"🎲 {name + ' rolls ' if name else ''}{rolled.describe()}{' for ' + reason.strip() if reason.strip() else ''}")
 
     async def cmd_sheet(self, _: str) -> None:
-        self.out(wrap(character_sheet(await self.engine.character(self.channel, self.user_id))))
+        self.out(render.sheet(await self.engine.character(self.channel, self.user_id), self.color))
 
     async def cmd_inventory(self, _: str) -> None:
-        ch = await self.engine.character(self.channel, self.user_id)
-        items = "\n".join(f"  {i.quantity} × {i.name}" for i in ch.inventory) or "  nothing"
-        self.out(f"{ch.name} carries:\n{items}\nCoin: {ch.currency.describe()}")
+        self.out(render.inventory(await self.engine.character(self.channel, self.user_id), self.color))
 
     async def cmd_quests(self, _: str) -> None:
         quests = [q for q in (await self.state()).quests.values() if q.status != "offered"]
@@ -284,13 +280,7 @@ class Terminal:
         self.out(wrap(await self.engine.rest(self.channel, self.user_id, self.user_name, kind.lower() or "short")))
 
     async def cmd_status(self, _: str) -> None:
-        state = await self.state()
-        loc = state.location()
-        party = ", ".join(f"{c.name} {c.hp}/{c.max_hp} HP" for c in state.characters.values())
-        here = ", ".join(n.name for n in state.present_npcs()) or "no one"
-        self.out(wrap(f"{loc.name}. Party: {party}. Here: {here}."))
-        if state.combat.active:
-            self.out(wrap(tracker(state)))
+        self.out(render.status(await self.state(), self.color))
 
     async def cmd_sources(self, mode: str) -> None:
         if mode.lower() not in ("on", "off"):
@@ -314,12 +304,14 @@ class Terminal:
 
 class Stream:
     """A reply written as it arrives: "the GM is thinking…" until the first words, then the speaker and the text,
-    indented. Told the whole visible text each time; when it starts over (a retried generation), says so."""
+    its Markdown rendered and its words wrapped and indented. Told the whole visible text each time; when it
+    starts over (a retried generation), says so."""
 
     THINKING = "(the GM is thinking…)"
 
-    def __init__(self, write: Callable[[str], None]) -> None:
-        self.write, self.shown, self.speaker = write, "", None
+    def __init__(self, write: Callable[[str], None], ansi: bool = False) -> None:
+        self.write, self.ansi, self.shown, self.speaker = write, ansi, "", None
+        self.markdown, self.wrapper = Markdown(ansi), Wrapper()
         self.write(self.THINKING)
 
     def show(self, speaker: str, text: str) -> None:
@@ -327,18 +319,22 @@ class Stream:
             return
         if self.speaker is None:
             self.speaker = speaker
-            self.write("\r" + " " * len(self.THINKING) + f"\r\n{speaker}:\n  ")
-            text = text.lstrip()
-            self.shown = ""
+            self.write("\r" + " " * len(self.THINKING) + f"\r\n{bold(clean(speaker), self.ansi)}:\n  ")
+            text, self.shown = text.lstrip(), ""
         elif not text.startswith(self.shown):
-            self.write("\n  (… starting that again)\n  ")
-            self.shown = ""
-            text = text.lstrip()
-        self.write(text[len(self.shown):].replace("\n", "\n  "))
+            self.write(self._settle() + "\n  (… starting that again)\n  ")
+            text, self.shown = text.lstrip(), ""
+        self.write(self.wrapper.feed(self.markdown.feed(text[len(self.shown):])))
         self.shown = text
 
+    def _settle(self) -> str:
+        """What is held back (a half marker, an unfinished word), written out; the next text starts afresh."""
+        rest = self.wrapper.feed(self.markdown.flush()) + self.wrapper.flush()
+        self.markdown, self.wrapper = Markdown(self.ansi), Wrapper()
+        return rest
+
     def close(self) -> None:
-        self.write("\n" if self.speaker is not None else "\r" + " " * len(self.THINKING) + "\r")
+        self.write(self._settle() + "\n" if self.speaker is not None else "\r" + " " * len(self.THINKING) + "\r")
 
     def matches(self, reply: str) -> bool:
         """Whether the committed reply says what was streamed (markdown emphasis and spacing aside)."""

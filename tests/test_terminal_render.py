@@ -1,0 +1,77 @@
+"""The terminal's rendering: Markdown without asterisks (the same however the stream is cut), word wrapping,
+nothing from the model that could steer the terminal, and tables for sheets, status and combat."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from bot.terminal.render import Markdown, Wrapper, combat_tracker, rendered, sheet, status, visible
+from tests.conftest import call, ctx_for
+
+SAMPLES = [
+    "**The quay** is *quiet*, and _nothing_ moves.",
+    "- a gull\n* a net\n  + a knotted rope\n## The Lantern **dark**\n> an old saying\n>close\n1. first",
+    "5 * 3 = 15, snake_case_name, a ** b, and a lone _ underscore.",
+    "**never closed\nthe next line is plain",
+    "`<roll>` is written *literally* in `code`",
+    "***both at once*** then plain",
+]
+
+
+def fed(text: str, ansi: bool, step: int) -> str:
+    markdown = Markdown(ansi)
+    return "".join(markdown.feed(text[k:k + step]) for k in range(0, len(text), step)) + markdown.flush()
+
+
+@pytest.mark.parametrize("text", SAMPLES)
+@pytest.mark.parametrize("ansi", [False, True])
+def test_markdown_reads_the_same_however_the_stream_is_cut(text, ansi):
+    whole = fed(text, ansi, len(text))
+    assert all(fed(text, ansi, step) == whole for step in (1, 2, 3, 5, 7))
+
+
+def test_emphasis_shows_as_style_not_asterisks_and_literals_stay():
+    plain = [fed(t, False, 4) for t in SAMPLES]
+    assert plain[0] == "The quay is quiet, and nothing moves."
+    assert plain[1] == "• a gull\n• a net\n  • a knotted rope\nThe Lantern dark\n│ an old saying\n│ close\n1. first"
+    assert plain[2] == SAMPLES[2]  # multiplication, snake_case, spaced asterisks and a lone underscore are text
+    assert plain[4] == "<roll> is written literally in code"
+    coloured = fed(SAMPLES[0], True, 3)
+    assert "\x1b[1mThe quay\x1b[0m" in coloured and "\x1b[3mquiet\x1b[0m" in coloured and "*" not in coloured
+    runaway = fed(SAMPLES[3], True, 2)
+    assert runaway.split("\n")[0].endswith("\x1b[0m") and "\x1b[1m" not in runaway.split("\n")[1]
+
+
+def test_nothing_the_model_writes_can_steer_the_terminal():
+    hostile = "Hello\x1b[2J\x1b]0;pwned\x07 there\rOVER\x9b31m\x08 end"
+    out = fed(hostile, True, 3)
+    assert "\x1b[2J" not in out and "\x07" not in out and "\r" not in out and "\x9b" not in out and "\x08" not in out
+    assert visible(out) == "Hello[2J]0;pwned thereOVER31m end"
+
+
+def test_wrapping_never_cuts_a_word_and_colour_codes_take_no_room():
+    text = ("The **lantern** on Gannet Rock has been *dark* for three weeks. " * 6).strip()
+    assert visible(rendered(text, True)) == rendered(text, False)  # colour changes nothing of the layout
+    wrapper, markdown = Wrapper("  ", 40), Markdown(True)
+    streamed = "  " + "".join(wrapper.feed(markdown.feed(text[k:k + 3])) for k in range(0, len(text), 3))
+    streamed += wrapper.feed(markdown.flush()) + wrapper.flush()
+    for line in streamed.split("\n"):
+        assert len(visible(line).rstrip()) <= 40 and line.startswith("  ")
+    words = visible(streamed).split()
+    assert words == fed(text, False, len(text)).split()  # every word whole, in order
+
+
+def test_sheet_status_and_tracker_are_tables(state):
+    ch = state.characters["u1"]
+    text = sheet(ch, ansi=False)
+    assert re.search(r"HP +AC +Hit dice +Conditions\n─+\n\d+/\d+ +\d+ +1d10 +none", text)
+    assert re.search(r"STR +DEX +CON +INT +WIS +CHA\n─+\n( +\d+){6}\n( +[+-]\d+){6}", text)
+    assert re.search(r"healing potion +1", text) and "Coin: " in text
+    assert "\x1b[" not in text and "\x1b[1m" in sheet(ch, ansi=True)
+    assert call(ctx_for(state), '<start_combat>{"enemy": [{"name": "Crab", "hp": 4, "ac": 11}]}</start_combat>').ok
+    board = combat_tracker(state, ansi=False)
+    assert re.search(r"Combat, round 1\n", board) and board.count("▶") == 1
+    assert re.search(r"Name +Side +Init +AC +HP", board) and "Crab" in board and "Aria" in board
+    assert "Combat, round 1" in status(state, ansi=False) and "Party" in status(state, ansi=False)
