@@ -96,7 +96,7 @@ async def test_a_slash_command_is_deferred_then_followed_up(fake, bot, model):
     i = await fake.interaction("act", {"action": "I climb the harbour wall."}, user="alice")
     assert (await i.wait_response())["type"] == 5  # deferred, "thinking"
     [reply] = await i.wait_followups(1)
-    assert reply["content"].startswith("You climb. You reach the top.\n-# 🎲 1d20+2 →")
+    assert reply["content"].startswith("You climb. You reach the top.\n-# 🎲 Aria: 1d20+2 →")
     assert fake.calls("POST", r"/channels/\d+/typing")  # typing shown while the model worked
 
 
@@ -522,11 +522,11 @@ async def test_a_reply_streams_into_its_message_edited_as_it_grows(tmp_path, fak
         [posted] = await i.wait_followups(1, timeout=10)
         assert posted["content"].endswith("▌") and len(posted["content"]) < len(text)  # early, and still growing
         result_content = lambda: posted["content"]  # noqa: E731  (edited in place)
-        await fake.wait_until(lambda: "-# 🎲 1d20" in result_content(), 10, "the final edit")
+        await fake.wait_until(lambda: "-# 🎲 Aria: 1d20" in result_content(), 10, "the final edit")
         edits = fake.calls("PATCH", r"/webhooks/\d+/[\w-]+/messages/\w+")
         assert len(edits) >= 2 and not any("<roll>" in (c.json or {}).get("content", "") for c in edits)
         assert result_content().startswith("The tide creeps in") and "▌" not in result_content()
-        assert "and the bell tolls. Nothing else stirs.\n-# 🎲 1d20 →" in result_content()
+        assert "and the bell tolls. Nothing else stirs.\n-# 🎲 Aria: 1d20 →" in result_content()
         assert all(c.json.get("allowed_mentions", {}).get("parse") == [] for c in edits if c.json)
 
 
@@ -652,7 +652,7 @@ async def test_server_settings_choose_who_starts_games_and_how_much_mechanics_sh
         model.add('You pocket it. <roll>1d20</roll> <modify_inventory item="harbour pass" quantity="1"/>', " Done.")
         i = await fake.interaction("act", {"action": "I pocket the pass."}, user="alice")
         [reply] = await i.wait_followups(1)
-        assert "-# 🎲 1d20 →" in reply["content"] and "harbour pass (now 1)" not in reply["content"]
+        assert "-# 🎲 Aria: 1d20 →" in reply["content"] and "harbour pass (now 1)" not in reply["content"]
 
     async with lorekeeper(tmp_path, fake, model) as bot:  # a restart keeps them: they are in the database
         again = await fake.interaction("gm-admin config", {"mechanics": "story", "who_starts": "admins"}, user=gm)

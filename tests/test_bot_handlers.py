@@ -94,7 +94,7 @@ async def test_act_is_deferred_then_followed_up_with_the_reply_and_dice(bot):
     await PlayCog(bot).act.callback(PlayCog(bot), i, "I climb the wall.")
     assert i.response.deferred == {"thinking": True}
     text, kwargs = i.followup.sent[0]
-    assert text.startswith("You climb. You make it.\n-# 🎲 1d20+2 →")
+    assert text.startswith("You climb. You make it.\n-# 🎲 Aria: 1d20+2 →")
     assert kwargs["allowed_mentions"].everyone is False and kwargs["allowed_mentions"].roles is False
     assert i.channel.typing_entered == 1
 

@@ -25,7 +25,7 @@ def test_the_example_script_plays_through(tmp_path, capsys):
     code, out, err = play(tmp_path, capsys, "--script", str(EXAMPLE), "--seed", "1")
     assert code == 0, err
     assert "=== The Drowned Lantern of Saltmere ===" in out and "Aria the fighter joins the story" in out
-    assert "Ysolde Marrick:\n" in out and "🎲 1d20+1 →" in out and "Quest started" in out
+    assert "Ysolde Marrick:\n" in out and "🎲 Aria: 1d20+1 →" in out and "Quest started" in out
     assert "Coin: 9 gp" in out  # the tavern paid for with a tool call
     assert "<" not in out.split("=== ")[1].replace("<3", "")  # no tag reaches the player
 
@@ -179,7 +179,7 @@ def test_keyboard_play_with_an_openai_compatible_server(tmp_path, capsys, monkey
         code, out, err = play(tmp_path, capsys, "--name", "Aria", "--class", "fighter")
     assert code == 0, err
     assert "(the GM is thinking…)" in out and "GM:\n  The fog parts.  A gull screams.\n" in out  # streamed
-    assert "1d20</roll>" not in out and "(revised)" not in out and "🎲 1d20 →" in out and "Aria carries" in out
+    assert "1d20</roll>" not in out and "(revised)" not in out and "🎲 Aria: 1d20 →" in out and "Aria carries" in out
     assert "The game is saved" in out  # end of input saves and leaves
     assert [r.path for r in srv.requests if r.method == "POST"] == ["/v1/chat/completions"] * 2
 
@@ -399,7 +399,7 @@ async def test_keyboard_turns_stream_and_a_failed_turn_still_ends_its_line(tmp_p
         await terminal.handle("I listen.")
         streamed = "".join(written)
         assert "GM:\n  The harbour is quiet.  Nothing stirs.\n" in streamed and len(written) > 4
-        assert any(line.startswith("    🎲 1d20 →") for line in printed) and "(revised)" not in " ".join(printed)
+        assert any(line.startswith("    🎲 Aria: 1d20 →") for line in printed) and "(revised)" not in " ".join(printed)
         written.clear()
         model.add(["The door ", ModelError("down", retryable=False)])
         await terminal.handle("I open the door.")

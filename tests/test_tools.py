@@ -521,3 +521,14 @@ def test_dropped_dice_are_struck_through_in_what_players_read():
     best = roll_dice("4d6kh3", random.Random(3))
     assert best.detail.count("\u0336") == 1 and best.total == 12  # one die dropped, struck once
     assert "\u0336" not in roll_dice("1d20+3", random.Random(3)).detail
+
+
+def test_a_roll_tells_players_whose_it_is_and_what_for(state):
+    told = call(ctx_for(state), '<roll reason="Bram\'s arcana">1d20+2</roll>')
+    assert told.meta["public"].startswith("Bram's arcana: 1d20+2 →") and told.observation.startswith("Bram's arcana:")
+    told = call(ctx_for(state, actor="u1"), "<roll>1d20</roll>")
+    assert told.meta["public"].startswith("Aria: 1d20 →") and told.observation.startswith("1d20 →")
+    call(ctx_for(state), '<start_combat>{"enemy": [{"name": "Crab", "hp": 4, "ac": 11}]}</start_combat>')
+    now = state.combat.order[state.combat.turn_index].name
+    assert call(ctx_for(state, AgentType.COMBAT), "<roll>1d6</roll>").meta["public"].startswith(f"{now}: 1d6 →")
+    assert call(ctx_for(state, actor=None), '<roll>1d4</roll>').meta["public"].startswith(f"{now}: 1d4")

@@ -19,14 +19,28 @@ class RollArgs(Args):
     reason: str | None = Field(None, max_length=120)
 
 
-@tool(example="<roll>1d20+3</roll>", agents=EVERY_AGENT, changes_state=False, body="expression")
+@tool(example='<roll reason="Tamsin\'s perception">1d20+3</roll>', agents=EVERY_AGENT, changes_state=False,
+      body="expression")
 def roll(ctx: ToolContext, args: RollArgs) -> str:
-    """Roll dice (d20 notation: 1d20+3, 2d6, 4d6kh3, '1d20+2 adv'); use it for every check, attack and damage roll."""
+    """Roll dice (d20 notation: 1d20+3, 2d6, 4d6kh3, '1d20+2 adv'); use it for every check, attack and damage roll,
+    with whose roll it is and what for as the reason."""
     try:
         result = roll_dice(args.expression, ctx.rng)
     except BadInput as exc:
         raise ToolError(exc.message) from None
-    return (f"{args.reason}: " if args.reason else "") + result.describe()
+    described = result.describe()
+    # Players see whose roll it is: the reason the model gave, else whoever acts now (the combatant whose turn it
+    # is in a fight, otherwise the player who spoke).
+    label = args.reason or roller(ctx)
+    return Told((f"{args.reason}: " if args.reason else "") + described, f"{label}: {described}" if label else described)
+
+
+def roller(ctx: ToolContext) -> str | None:
+    combat = ctx.state.combat
+    if combat.active and combat.order:
+        return combat.order[combat.turn_index % len(combat.order)].name
+    ch = ctx.state.characters.get(ctx.actor_id or "")
+    return ch.name if ch is not None else None
 
 
 class CharacterRef(Args):
