@@ -1,10 +1,12 @@
-"""The `lorekeeper` command: `play` in a terminal, `bot` on Discord."""
+"""The `lorekeeper` command: `play` in a terminal, `bot` on Discord.
+
+Only the standard library loads before the arguments are parsed, so `--help` and argument errors answer at
+once; each command imports what it uses."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import asyncio
 import getpass
 import os
 import random
@@ -13,13 +15,11 @@ import textwrap
 from datetime import datetime, timezone
 from pathlib import Path
 
-from engine import ConfigError, GameError, ModelClient, ScriptedModel, Store, load_config
-from engine.providers import build_models, check_models
-from engine.state import AgentType
+from typing import TYPE_CHECKING
 
-from .runtime import running_engine
-from .settings import configure_logging, load_settings
-from .terminal import Terminal, load_script, play_keyboard, play_script, read_line
+if TYPE_CHECKING:
+    from engine.models import ModelClient
+    from engine.state import AgentType
 
 
 def parser() -> argparse.ArgumentParser:
@@ -65,7 +65,10 @@ def _date(text: str) -> datetime:
 
 
 async def run_analyze(args: argparse.Namespace) -> None:
+    from engine import ConfigError, Store, load_config
     from engine.analysis import analyze, render
+
+    from .settings import configure_logging, load_settings
 
     settings = load_settings(db=args.db)
     configure_logging(settings.log_level)
@@ -79,7 +82,10 @@ async def run_analyze(args: argparse.Namespace) -> None:
 def run_lore(args: argparse.Namespace) -> None:
     import json
 
+    from engine import ConfigError
     from engine.lore.index import LoreIndex  # chromadb and the embedding model load only for this command
+
+    from .settings import configure_logging, load_settings
 
     settings = load_settings()
     configure_logging(settings.log_level)
@@ -109,6 +115,7 @@ def run_lore(args: argparse.Namespace) -> None:
 
 async def run_discord(args: argparse.Namespace) -> None:
     from .main import run_bot  # discord.py loads only for the bot
+    from .settings import configure_logging, load_settings
 
     settings = load_settings(db=args.db)
     configure_logging(settings.log_level if settings.log_level != "warning" else "info")
@@ -116,6 +123,14 @@ async def run_discord(args: argparse.Namespace) -> None:
 
 
 async def run_play(args: argparse.Namespace) -> None:
+    from engine import GameError, ScriptedModel
+    from engine.providers import build_models, check_models
+    from engine.state import AgentType
+
+    from .runtime import running_engine
+    from .settings import configure_logging, load_settings
+    from .terminal import Terminal, load_script, play_keyboard, play_script, read_line
+
     settings = load_settings(db=args.db)
     # At the keyboard the screen is the game's: logs go to a file beside the database (a script's go to stderr).
     configure_logging(settings.log_level, None if args.script else settings.db.parent / "lorekeeper.log")
@@ -169,6 +184,10 @@ def player_name() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    import asyncio
+
+    from engine.errors import GameError
+
     try:
         if args.command == "play":
             asyncio.run(run_play(args))

@@ -455,3 +455,16 @@ async def test_ctrl_c_during_a_turn_stops_that_turn_and_the_game_goes_on(tmp_pat
         model.add("The gulls wheel.")
         await terminal.handle("I look up.")
         assert "The gulls wheel." in "".join(written)
+
+
+def test_help_loads_nothing_but_the_standard_library():
+    import subprocess
+    import sys
+
+    probe = ("import sys\nfrom bot import cli\ntry:\n    cli.main(['--help'])\nexcept SystemExit:\n    pass\n"
+             "heavy = ('engine', 'd20', 'pydantic', 'discord', 'chromadb', 'structlog', 'asyncio', 'yaml', 'rich')\n"
+             "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy), file=sys.stderr)")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60,
+                          cwd=Path(__file__).resolve().parent.parent)
+    assert "usage: lorekeeper" in done.stdout
+    assert done.stderr.strip().splitlines()[-1] == "[]", done.stderr
