@@ -8,6 +8,7 @@ from typing import AsyncIterator, Mapping
 
 from engine import Deps, Engine, EngineConfig, ModelClient, Store
 from engine.lore.index import LoreIndex
+from engine.providers import close_models
 from engine.state import AgentType
 
 from .settings import Settings
@@ -26,4 +27,7 @@ async def running_engine(settings: Settings, config: EngineConfig, models: Mappi
         try:
             yield engine
         finally:
-            await engine.drain()  # a summary still being written is kept, not cut off
+            try:
+                await engine.drain()  # a summary still being written is kept, not cut off
+            finally:
+                await close_models(models)

@@ -17,15 +17,23 @@ from tests.conftest import CHANNEL, make_table
 from tests.fake_llm_server import FakeLLMServer, Step
 
 KEY = "test-key"
+# Every SDK client a test makes is closed on its own event loop when the test ends: one left to the garbage
+# collector would try to close itself on whatever loop runs then (another test's), and fail there.
+CLIENTS: list = []
+
+
+def kept(client):
+    CLIENTS.append(client)
+    return client
 
 
 def claude(server: FakeLLMServer, key: str = KEY, timeout: float = 5.0) -> AnthropicModel:
-    client = anthropic.AsyncAnthropic(api_key=key, base_url=server.url, max_retries=0, timeout=timeout)
+    client = kept(anthropic.AsyncAnthropic(api_key=key, base_url=server.url, max_retries=0, timeout=timeout))
     return AnthropicModel(client, default_model="claude-test")
 
 
 def gpt(server: FakeLLMServer, key: str = KEY, timeout: float = 5.0) -> OpenAICompatModel:
-    client = openai.AsyncOpenAI(api_key=key, base_url=server.url + "/v1", max_retries=0, timeout=timeout)
+    client = kept(openai.AsyncOpenAI(api_key=key, base_url=server.url + "/v1", max_retries=0, timeout=timeout))
     return OpenAICompatModel(client, "gpt-test", official=False)
 
 
@@ -33,6 +41,8 @@ def gpt(server: FakeLLMServer, key: str = KEY, timeout: float = 5.0) -> OpenAICo
 async def server():
     async with FakeLLMServer(api_key=KEY) as srv:
         yield srv
+    while CLIENTS:
+        await CLIENTS.pop().close()
 
 
 async def table_with(tmp_path, model):
@@ -242,7 +252,7 @@ def test_build_models_shares_one_client_and_checks_config():
 
 
 async def test_openai_compatible_server_without_a_model_is_a_clear_error(server):
-    client = openai.AsyncOpenAI(api_key=KEY, base_url=server.url + "/v1", max_retries=0)
+    client = kept(openai.AsyncOpenAI(api_key=KEY, base_url=server.url + "/v1", max_retries=0))
     with pytest.raises(ConfigError, match="No model is set"):
         await check_models(load_config(), {AgentType.NARRATIVE: OpenAICompatModel(client, None, official=False)})
 
@@ -417,15 +427,15 @@ async def test_a_base_url_without_v1_that_answers_404_gets_that_hint_and_connect
 
     request = ModelRequest(agent=AgentType.NARRATIVE, model="", system="s", context="",
                            messages=[ChatMessage("user", "hi")])
-    no_v1 = OpenAICompatModel(openai.AsyncOpenAI(api_key=KEY, base_url=server.url, max_retries=0), "gpt-test",
+    no_v1 = OpenAICompatModel(kept(openai.AsyncOpenAI(api_key=KEY, base_url=server.url, max_retries=0)), "gpt-test",
                               official=False)
     server.steps.append(Step(status=404, error={"message": "404 page not found"}))  # as Ollama answers there
     with pytest.raises(ProviderConfigError, match=r"try OPENAI_BASE_URL=http://127\.0\.0\.1:\d+/v1") as found:
         async for _ in no_v1.stream(request):
             pass
     assert "does not know the model" not in str(found.value)
-    nowhere = OpenAICompatModel(openai.AsyncOpenAI(api_key=KEY, base_url="http://127.0.0.1:1/v1", max_retries=0,
-                                                   timeout=2), "gpt-test", official=False)
+    nowhere = OpenAICompatModel(kept(openai.AsyncOpenAI(api_key=KEY, base_url="http://127.0.0.1:1/v1", max_retries=0,
+                                                        timeout=2)), "gpt-test", official=False)
     with pytest.raises(ModelError, match=r"server at http://127\.0\.0\.1:1/v1 could not be reached"):
         async for _ in nowhere.stream(request):
             pass

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Mapping
+
+import structlog
 
 from ..agents import AGENTS
 from ..config import EngineConfig
@@ -11,6 +14,8 @@ from ..errors import ConfigError, ModelError
 from ..models import ModelClient
 from ..state import AgentType
 from .local import local_available, shipped_model_path
+
+log = structlog.get_logger(__name__)
 
 PROVIDERS = ("anthropic", "openai", "local")
 
@@ -89,6 +94,18 @@ def _build(name: str, keys: ProviderKeys) -> ModelClient:
     if path is None:
         raise ConfigError(NO_PROVIDER)
     return LocalModel(path)
+
+
+async def close_models(models: Mapping[AgentType, ModelClient]) -> None:
+    """Close each distinct client's connections; a client left to the garbage collector would try to close itself
+    on whatever event loop runs then."""
+    for client in {id(m): m for m in models.values()}.values():
+        close = getattr(client, "aclose", None)
+        if close is not None:
+            try:
+                await close()
+            except Exception:  # closing is tidying up: a failure here must not hide why the program stops
+                log.warning("model_client_close_failed", provider=getattr(client, "provider", "?"), exc_info=True)
 
 
 async def check_models(config: EngineConfig, models: dict[AgentType, ModelClient]) -> None:

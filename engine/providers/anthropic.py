@@ -22,6 +22,10 @@ class AnthropicModel:
         self.client = client
         self.default_model = default_model
 
+    async def aclose(self) -> None:
+        """Close the SDK's connections (on the loop that opened them)."""
+        await self.client.close()
+
     def _error(self, exc: Exception, model: str) -> ModelError:
         if isinstance(exc, anthropic.APIStatusError) and exc.status_code < 400:  # an error event inside the stream
             body = exc.body if isinstance(exc.body, dict) else {}
