@@ -73,7 +73,8 @@ def start_server(latency: float) -> tuple[subprocess.Popen, str]:
     return server, f"http://127.0.0.1:{int(line.split()[1])}"
 
 
-async def play(channels: int, turns: int, url: str, provider: str, db: Path) -> tuple[float, list[float], Ticker]:
+async def play(channels: int, turns: int, url: str, provider: str, db: Path,
+               profile: str | None = None) -> tuple[float, list[float], Ticker]:
     keys = (ProviderKeys(openai_api_key="bench", openai_base_url=url + "/v1", timeout=120) if provider == "openai"
             else ProviderKeys(anthropic_api_key="bench", anthropic_base_url=url, timeout=120))
     config = load_config()
@@ -96,22 +97,43 @@ async def play(channels: int, turns: int, url: str, provider: str, db: Path) -> 
                 await engine.take_turn(cid, "u1", "bob", f"I grab the rope, attempt {t}.")
                 latencies.append(time.perf_counter() - started)
 
+        profiler = None
+        if profile:
+            import cProfile
+            profiler = cProfile.Profile()
+            profiler.enable()
         with Ticker() as ticker:
             started = time.perf_counter()
             await asyncio.gather(*(channel(cid) for cid in ids))
             wall = time.perf_counter() - started
+        if profiler is not None:
+            profiler.disable()
+            profiler.dump_stats(profile)
         await engine.drain()
         await close_models(models)
     return wall, latencies, ticker
 
 
+def cpu_seconds(pid: int) -> float | None:
+    """A process's CPU time so far (Linux), to tell the server's share of the machine from ours."""
+    import os
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 async def main(args: argparse.Namespace) -> None:
     server, url = start_server(args.latency)
+    own_cpu = time.process_time()
     try:
         with tempfile.TemporaryDirectory() as tmp:
             configure_logging("info", Path(tmp) / "bench.log")
             one, one_latencies, _ = await play(1, args.turns, url, args.provider, Path(tmp) / "one.db")
-            wall, latencies, ticker = await play(args.channels, args.turns, url, args.provider, Path(tmp) / "many.db")
+            wall, latencies, ticker = await play(args.channels, args.turns, url, args.provider, Path(tmp) / "many.db",
+                                                 args.profile)
+        server_cpu = cpu_seconds(server.pid)
     finally:
         server.terminate()
         server.wait(5)
@@ -127,6 +149,9 @@ async def main(args: argparse.Namespace) -> None:
     print(f"  throughput {100 * ideal / wall:.1f}% of ideal (target >= 90%)")
     print(f"  event-loop lag: max {1000 * late[-1]:.0f} ms, p99 {1000 * late[min(len(late) - 1, int(len(late) * .99))]:.0f} ms "
           f"(target max <= 100 ms)")
+    own = time.process_time() - own_cpu
+    print(f"  CPU: engine process {own:.1f} s" + (f", model server {server_cpu:.1f} s" if server_cpu is not None else "")
+          + f" (both runs; 2 cores give {2 * (wall + one):.0f} s in that time)")
     print(f"  turn latency: p50 {statistics.median(latencies):.2f} s, p99 {p99:.2f} s, max {latencies[-1]:.2f} s "
           f"(alone: p50 {statistics.median(one_latencies):.2f} s)")
 
@@ -137,4 +162,5 @@ if __name__ == "__main__":
     parser.add_argument("--turns", type=int, default=5)
     parser.add_argument("--latency", type=float, default=1.0)
     parser.add_argument("--provider", choices=["openai", "anthropic"], default="openai")
+    parser.add_argument("--profile", help="write a cProfile of the timed part (the many channels) to this file")
     asyncio.run(main(parser.parse_args()))

@@ -92,3 +92,20 @@ def test_a_config_value_where_a_table_belongs_is_a_clear_error(tmp_path):
     path.write_text("[turn]\ntool_quota = 0\n")
     with pytest.raises(ConfigError, match="tool_quota"):
         load_config(path)
+
+
+def test_an_adventure_is_parsed_once_and_again_when_its_file_changes(tmp_path):
+    import shutil
+
+    from engine.content import find_adventure
+
+    corpus = tmp_path / "corpus"
+    shutil.copytree(CORPUS / "adventures" / "saltmere-lantern", corpus / "adventures" / "saltmere-lantern")
+    first = find_adventure(corpus, None)
+    assert find_adventure(corpus, None) is first  # unchanged: not parsed again
+    path = corpus / "adventures" / "saltmere-lantern" / "adventure.yaml"
+    path.write_text(path.read_text(encoding="utf-8").replace(first.title, "The Lantern, Relit", 1), encoding="utf-8")
+    assert find_adventure(corpus, None).title == "The Lantern, Relit"
+    game = first.new_game(1)
+    next(iter(game.npcs.values())).hp = 0
+    assert next(iter(first.npcs)).hp != 0  # a game's changes never reach the shared adventure

@@ -73,9 +73,13 @@ class OpenAICompatModel:
             raise self._error(exc, body["model"]) from exc
         usage, finish = Usage(), None
         try:
+            done = False
             async for _, data in events(response.aiter_lines()):
-                if data.startswith("[DONE]"):
-                    break
+                # After [DONE] the stream is read to its end (the chunked ending), so the connection goes back
+                # to the pool for the next request instead of being closed.
+                if done or data.startswith("[DONE]"):
+                    done = True
+                    continue
                 chunk = json.loads(data)
                 if not isinstance(chunk, dict):
                     continue
