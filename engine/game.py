@@ -320,7 +320,7 @@ class Engine:
                     self.last_request[channel_id] = playing.request
                     self.last_suggestions[channel_id] = playing.hints
         # The reply goes out now; a due summary runs beside the next turns, not in front of them.
-        if await self.deps.store.count_messages(playing.session.id, result.state.summary_upto) > self.deps.config.turn.summarize_after:
+        if playing.unsummarised > self.deps.config.turn.summarize_after:
             self._summarize_later(channel_id)
         if self.deps.lore is not None:
             self._later(f"memory:{channel_id}", self.remember(playing.session.id, result.state))

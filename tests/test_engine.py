@@ -10,7 +10,9 @@ import pytest
 from engine import BadInput, Deps, Engine, NoCharacter, NoGameRunning, ScriptedModel, TurnFailed
 from engine.errors import GameAlreadyRunning, ModelError
 from engine.state import AgentType
-from tests.conftest import CHANNEL, CORPUS, make_table
+from tests.conftest import CHANNEL, CORPUS, make_table, store_at
+
+pytestmark = pytest.mark.usefixtures("backend")  # every test here runs on SQLite and on PostgreSQL
 
 
 async def test_a_turn_commits_reply_state_messages_and_tool_log(table):
@@ -295,7 +297,7 @@ async def test_engine_uses_injected_rng_for_new_sessions(tmp_path):
 
     seeds = []
     for _ in range(2):
-        async with Store.open(tmp_path / f"{len(seeds)}.db") as store:
+        async with Store.open(store_at(tmp_path / f"{len(seeds)}.db")) as store:
             eng = Engine(Deps(store, {}, load_config(), CORPUS, rng=random.Random(5)))
             state, _ = await eng.start_game("c")
             seeds.append(state.seed)

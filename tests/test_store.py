@@ -1,34 +1,44 @@
-"""The SQLite store: migrations, atomic commits, unreadable data."""
+"""The store on SQLite and PostgreSQL: migrations, atomic commits, races between processes, unreadable data."""
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 
 import pytest
 
 from engine import ConfigError, GameError, Store
+from engine.errors import GameAlreadyRunning
 from engine.state import AgentType, Message
 from engine.store import MIGRATIONS, TurnRecord
+from engine.store.sql import rows
 from engine.state import utcnow
-from tests.conftest import new_state
+from tests.conftest import new_state, store_at
 
 
+def query(sql: str, *params):
+    return [tuple(r) for r in (yield rows(sql, *params))]
+
+
+@pytest.mark.usefixtures("backend")
 async def test_migrations_are_recorded_and_run_once(tmp_path):
-    db = tmp_path / "m.db"
-    async with Store.open(db) as store:
+    async with Store.open(store_at(tmp_path / "m.db")) as store:
         assert await store.migrate() == []  # already applied on open
-    rows = sqlite3.connect(db).execute("SELECT version, name FROM migrations").fetchall()
-    assert rows == [(v, n) for v, n, _ in MIGRATIONS]
-    assert sqlite3.connect(db).execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert await store.driver.read(query("SELECT version, name FROM migrations ORDER BY version")) == \
+            [(v, n) for v, n, _ in MIGRATIONS]
 
 
-async def test_a_database_from_a_newer_version_is_refused_clearly(tmp_path):
-    db = tmp_path / "new.db"
-    async with Store.open(db):
+async def test_sqlite_runs_in_wal_mode(tmp_path):
+    async with Store.open(tmp_path / "w.db"):
         pass
-    con = sqlite3.connect(db)
-    con.execute("INSERT INTO migrations VALUES (999, 'future', 'x')")
-    con.commit()
+    assert sqlite3.connect(tmp_path / "w.db").execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+@pytest.mark.usefixtures("backend")
+async def test_a_database_from_a_newer_version_is_refused_clearly(tmp_path):
+    db = store_at(tmp_path / "new.db")
+    async with Store.open(db) as store:
+        await store.execute("INSERT INTO migrations VALUES (999, 'future', 'x')")
     with pytest.raises(ConfigError, match="newer Lorekeeper"):
         async with Store.open(db):
             pass
@@ -42,20 +52,20 @@ async def test_a_file_that_is_not_a_database_is_a_clear_error(tmp_path):
             pass
 
 
+@pytest.mark.usefixtures("backend")
 async def test_unreadable_saved_state_is_a_readable_error(tmp_path):
-    db = tmp_path / "c.db"
+    db = store_at(tmp_path / "c.db")
     async with Store.open(db) as store:
         await store.create_session("c", None, new_state())
-    con = sqlite3.connect(db)
-    con.execute("UPDATE sessions SET state = '{\"broken\": true}'")
-    con.commit()
+        await store.execute("UPDATE sessions SET state = ?", '{"broken": true}')
     async with Store.open(db) as store:
         with pytest.raises(GameError, match="cannot be read"):
             await store.load_session("c")
 
 
+@pytest.mark.usefixtures("backend")
 async def test_commit_turn_is_all_or_nothing(tmp_path):
-    async with Store.open(tmp_path / "a.db") as store:
+    async with Store.open(store_at(tmp_path / "a.db")) as store:
         session = await store.create_session("c", None, new_state())
         changed = new_state()
         changed.characters["u1"].currency.gp = 0
@@ -74,42 +84,63 @@ async def test_commit_turn_is_all_or_nothing(tmp_path):
         assert await store.turns(session.id) == []
 
 
+@pytest.mark.usefixtures("backend")
 async def test_debug_flag_persists_per_channel(tmp_path):
-    async with Store.open(tmp_path / "d.db") as store:
+    async with Store.open(store_at(tmp_path / "d.db")) as store:
         assert await store.debug("c") is None  # never set: the config decides
         await store.set_debug("c", True)
         await store.set_debug("other", False)
-    async with Store.open(tmp_path / "d.db") as store:
+    async with Store.open(store_at(tmp_path / "d.db")) as store:
         assert await store.debug("c") is True and await store.debug("other") is False
         await store.set_debug("c", False)
         assert await store.debug("c") is False
 
 
-async def test_a_write_cancelled_while_waiting_for_the_database_leaves_no_open_transaction(tmp_path):
-    import asyncio
-
+async def test_a_write_cancelled_while_waiting_for_the_database_is_not_made_later(tmp_path):
     db = tmp_path / "busy.db"
-    async with Store.open(db) as mine, Store.open(db) as other:
-        async with other.transaction():  # another process holds the write lock
-            task = asyncio.create_task(mine.set_debug("c", True))
-            await asyncio.sleep(0.2)
-            task.cancel()
-            with pytest.raises(asyncio.CancelledError):
-                await task
-        await mine.set_debug("c", True)  # the connection is usable: no transaction was left open
-        assert not mine.db.in_transaction and await mine.debug("c")
+    async with Store.open(db) as mine:
+        other = sqlite3.connect(db, isolation_level=None)
+        other.execute("BEGIN IMMEDIATE")  # another process holds the write lock
+        task = asyncio.create_task(mine.set_debug("c", True))
+        await asyncio.sleep(0.2)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        other.execute("ROLLBACK")
+        await mine.set_sources("c", True)  # the connection is usable: no transaction was left open
+        assert not mine.driver.writer.in_transaction
+        assert await mine.debug("c") is None  # the cancelled write was rolled back, not committed for nobody
+        assert await mine.sources("c") is True
 
 
+@pytest.mark.usefixtures("backend")
 async def test_two_processes_opening_a_new_database_at_once_both_succeed(tmp_path):
-    import asyncio
-
     # Two openers of a new file both hold SQLite's shared lock when they ask to switch it to WAL; SQLite refuses
     # one of them at once (waiting would deadlock). That opener must let go and try again, not fail the start-up.
     for attempt in range(12):  # the race was lost in about one start of ten
-        db = tmp_path / f"race{attempt}.db"
+        db = store_at(tmp_path / f"race{attempt}.db")
 
         async def open_once():
             async with Store.open(db) as store:
                 return await store.debug("x")
 
         assert await asyncio.gather(open_once(), open_once(), open_once()) == [None, None, None]
+
+
+@pytest.mark.usefixtures("backend")
+async def test_two_processes_starting_a_game_in_one_channel_at_once_make_one(tmp_path):
+    db = store_at(tmp_path / "start.db")
+    async with Store.open(db) as mine, Store.open(db) as theirs:
+        for attempt in range(5):
+            channel = f"c{attempt}"
+            results = await asyncio.gather(mine.create_session(channel, None, new_state()),
+                                           theirs.create_session(channel, None, new_state()), return_exceptions=True)
+            assert sorted(type(r).__name__ for r in results) == ["GameAlreadyRunning", "Session"]
+        assert isinstance(next(r for r in results if not isinstance(r, GameAlreadyRunning)).id, int)
+
+
+async def test_an_unreachable_postgresql_is_a_clear_error_without_the_password():
+    with pytest.raises(ConfigError, match="Cannot connect to the PostgreSQL database") as raised:
+        async with Store.open("postgresql://keeper:hunter2@127.0.0.1:1/lore"):
+            pass
+    assert "hunter2" not in str(raised.value) and "keeper@127.0.0.1:1/lore" in str(raised.value)

@@ -10,6 +10,8 @@ from engine import turn
 from engine.state import AgentType
 from engine.tools.registry import NARRATIVE, TOOLS, Args, ToolContext, tool
 
+pytestmark = pytest.mark.usefixtures("backend")  # every test here runs on SQLite and on PostgreSQL
+
 
 class ConsultArgs(Args):
     topic: str

@@ -11,6 +11,8 @@ from engine.dice import roll as roll_dice
 from engine.errors import ModelError, StaleSession
 from tests.conftest import CHANNEL
 
+pytestmark = pytest.mark.usefixtures("backend")  # every test here runs on SQLite and on PostgreSQL
+
 
 async def test_undo_restores_the_state_before_the_turn_byte_for_byte(table):
     before = (await table.engine.session(CHANNEL)).state.model_dump_json()

@@ -251,7 +251,7 @@ def _prepare(event: TagEvent, ctx: ToolContext) -> ToolCall | tuple[Tool, Args, 
                         f"Error: bad arguments for {spec.name}: {describe_error(exc)}. Nothing was done. Example: {spec.example}")
     except (RecursionError, ValueError, TypeError):
         return ToolCall(spec.name, dict(event.attrs), False, f"Error: the arguments of {spec.name} cannot be read. Nothing was done.")
-    return spec, args, ctx.state.model_copy(deep=True) if spec.changes_state else None
+    return spec, args, ctx.state.clone() if spec.changes_state else None
 
 
 def _dumped(args: Args) -> dict[str, Any]:

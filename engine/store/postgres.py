@@ -1,0 +1,97 @@
+"""PostgreSQL (asyncpg): for several bot processes or machines sharing one database. A pool of connections; each
+store operation is one transaction on one of them."""
+
+from __future__ import annotations
+
+import asyncio
+from contextlib import asynccontextmanager
+from typing import Any, AsyncIterator, TypeVar
+from urllib.parse import urlsplit, urlunsplit
+
+from ..errors import ConfigError
+from .sql import Conflict, Op, Statement, numbered
+
+T = TypeVar("T")
+POOL_SIZE = 10  # connections per process: a turn holds one only while it reads or writes, never across a model call
+CONNECT_TIMEOUT = 10.0
+
+
+class Postgres:
+    dialect = "postgresql"
+
+    def __init__(self, pool: Any, where: str) -> None:
+        self.pool, self.where = pool, where
+
+    async def write(self, op: Op[T]) -> T:
+        import asyncpg
+
+        async with self.pool.acquire() as conn:
+            try:
+                async with conn.transaction():
+                    return await _drive(conn, op)
+            except asyncpg.UniqueViolationError as exc:
+                raise Conflict(str(exc)) from exc
+
+    async def read(self, op: Op[T]) -> T:
+        async with self.pool.acquire() as conn:
+            # One snapshot for every statement of the operation, as SQLite's reader gives.
+            async with conn.transaction(isolation="repeatable_read", readonly=True):
+                return await _drive(conn, op)
+
+
+async def _statement(conn: Any, s: Statement) -> Any:
+    sql = numbered(s.sql)
+    if s.want == "many":
+        await conn.executemany(sql, s.params)
+        return len(s.params)
+    if s.want == "count":
+        status = await conn.execute(sql, *s.params)  # "UPDATE 3", "INSERT 0 1", "CREATE TABLE"
+        last = status.rsplit(" ", 1)[-1]
+        return int(last) if last.isdigit() else 0
+    if s.want == "rows":
+        return await conn.fetch(sql, *s.params)
+    if s.want == "row":
+        return await conn.fetchrow(sql, *s.params)
+    return await conn.fetchval(sql, *s.params)
+
+
+async def _drive(conn: Any, op: Op[T]) -> T:
+    try:
+        statement = next(op)
+        while True:
+            statement = op.send(await _statement(conn, statement))
+    except StopIteration as done:
+        return done.value
+    finally:
+        op.close()
+
+
+def redacted(url: str) -> str:
+    """The URL without its password, for messages and logs."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"{parts.username}@{host}" if parts.username else host
+    if parts.port:
+        netloc += f":{parts.port}"
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+
+@asynccontextmanager
+async def connect(url: str) -> AsyncIterator[Postgres]:
+    try:
+        import asyncpg
+    except ImportError as exc:
+        raise ConfigError("LOREKEEPER_DB names a PostgreSQL database, but asyncpg is not installed "
+                          "(pip install asyncpg).") from exc
+    where = redacted(url)
+    try:
+        pool = await asyncpg.create_pool(url, min_size=1, max_size=POOL_SIZE, timeout=CONNECT_TIMEOUT)
+    except (OSError, asyncio.TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError, ValueError) as exc:
+        reason = str(exc) or type(exc).__name__
+        raise ConfigError(f"Cannot connect to the PostgreSQL database {where}: {reason}.") from exc
+    try:
+        yield Postgres(pool, where)
+    finally:
+        await pool.close()

@@ -1,0 +1,69 @@
+"""Store operations written once for both databases: an operation is a generator that yields statements and
+receives their results, so SQLite runs it whole in its connection's thread (one hop from the event loop) and
+PostgreSQL runs it with an await per statement."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Generator, Sequence, TypeVar
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Statement:
+    sql: str  # with ? placeholders; PostgreSQL gets $1, $2, …
+    params: Sequence[Any]
+    want: str  # rows | row | value | count | many
+
+
+Op = Generator[Statement, Any, T]
+
+
+def rows(sql: str, *params: Any) -> Statement:
+    """Every row (each indexable by column name and position)."""
+    return Statement(sql, params, "rows")
+
+
+def row(sql: str, *params: Any) -> Statement:
+    """The first row, or None."""
+    return Statement(sql, params, "row")
+
+
+def value(sql: str, *params: Any) -> Statement:
+    """The first column of the first row, or None (a count, an id from RETURNING)."""
+    return Statement(sql, params, "value")
+
+
+def run(sql: str, *params: Any) -> Statement:
+    """A write; its result is the number of rows it changed."""
+    return Statement(sql, params, "count")
+
+
+def many(sql: str, params: Sequence[Sequence[Any]]) -> Statement:
+    """One write for each parameter set."""
+    return Statement(sql, params, "many")
+
+
+class Conflict(Exception):
+    """A uniqueness constraint refused a write (two processes raced to create the same thing)."""
+
+
+_PLACEHOLDER = re.compile(r"\?")
+_numbered: dict[str, str] = {}
+
+
+def numbered(sql: str) -> str:
+    """`?` placeholders as PostgreSQL's $1, $2, … (none of our statements has a ? inside a string literal)."""
+    found = _numbered.get(sql)
+    if found is None:
+        count = iter(range(1, 1000))
+        found = _numbered[sql] = _PLACEHOLDER.sub(lambda _: f"${next(count)}", sql)
+    return found
+
+
+def script(text: str) -> list[str]:
+    """The statements of a migration script (not executescript: it would commit the open transaction first)."""
+    text = re.sub(r"--[^\n]*", "", text)  # comments (none of our scripts has -- inside a string)
+    return [s.strip() for s in text.split(";") if s.strip()]

@@ -1,0 +1,498 @@
+"""Sessions, message logs and turn logs, in SQLite (one file, the default) or PostgreSQL (several processes or
+machines): the same operations, migrations and guarantees on both.
+
+Several processes may share one database: each session has a version, every write of its state is a
+compare-and-set on it, and a player's message is stored (pending) the moment its turn starts, marked with the
+process answering it, so a crash loses nothing and another process can tell an orphan from a turn in flight.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import hashlib
+import json
+import os
+import socket
+import uuid
+from contextlib import asynccontextmanager
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any, AsyncIterator, Awaitable, Callable, Protocol, TypeVar
+
+import structlog
+from pydantic import ValidationError
+
+from ..errors import ConfigError, GameAlreadyRunning, GameError, StaleSession
+from ..state import GameState, Message, utcnow
+from .records import (HEARTBEAT, OURS, STALE_AFTER, Committed, LastTurn, Session, ToolCallRow, TurnRecord,
+                      UndoableTurn, alive, message, tool_call)
+from .schema import MIGRATIONS, MIGRATIONS_TABLE
+from .sql import Conflict, Op, many, row, rows, run, script, value
+
+log = structlog.get_logger(__name__)
+T = TypeVar("T")
+
+
+class Driver(Protocol):
+    """One database: runs an operation whole, as one transaction."""
+
+    dialect: str  # sqlite | postgresql
+    where: str  # the database, named without secrets
+
+    async def read(self, op: Op[T]) -> T: ...
+
+    async def write(self, op: Op[T]) -> T: ...
+
+
+def reads(method: Callable[..., Op[T]]) -> Callable[..., Awaitable[T]]:
+    @functools.wraps(method)
+    async def read(self: "Store", *args: Any, **kwargs: Any) -> T:
+        return await self.driver.read(method(self, *args, **kwargs))
+    return read
+
+
+def writes(method: Callable[..., Op[T]]) -> Callable[..., Awaitable[T]]:
+    @functools.wraps(method)
+    async def write(self: "Store", *args: Any, **kwargs: Any) -> T:
+        return await self.driver.write(method(self, *args, **kwargs))
+    return write
+
+
+def is_postgres(target: Path | str) -> bool:
+    return isinstance(target, str) and target.split("://", 1)[0] in ("postgresql", "postgres")
+
+
+class Store:
+    """The game's records over one database (`Store.open` picks SQLite for a path, PostgreSQL for a URL)."""
+
+    def __init__(self, driver: Driver) -> None:
+        self.driver = driver
+        self._key = hashlib.sha1(driver.where.encode()).hexdigest()[:10] if driver.where != ":memory:" \
+            else uuid.uuid4().hex[:10]
+        self.instance = uuid.uuid4().hex  # this process's (this store's) id, on the turns it answers
+        OURS.add(self.instance)
+        self._heartbeat: asyncio.Task[None] | None = None
+
+    @classmethod
+    @asynccontextmanager
+    async def open(cls, target: Path | str) -> AsyncIterator["Store"]:
+        """A migrated store over a SQLite file (a path) or a PostgreSQL database (postgresql://…)."""
+        if is_postgres(target):
+            from .postgres import connect
+        else:
+            from .sqlite import connect  # type: ignore[assignment]
+        async with connect(target) as driver:
+            store = cls(driver)
+            await store.migrate()
+            await store._register()
+            try:
+                yield store
+            finally:
+                await store._unregister()
+
+    @writes
+    def migrate(self) -> Op[list[int]]:
+        """Apply the migrations this database lacks, all in one transaction (a second process opening the database
+        at the same moment waits, then finds them applied)."""
+        postgres = self.driver.dialect == "postgresql"
+        if postgres:
+            from .schema import for_postgres
+            yield value("SELECT pg_advisory_xact_lock(4707192)")  # the writer lock SQLite's BEGIN IMMEDIATE takes
+        yield run(for_postgres(MIGRATIONS_TABLE) if postgres else MIGRATIONS_TABLE)
+        done = {r[0] for r in (yield rows("SELECT version FROM migrations"))}
+        newest = max(v for v, _, _ in MIGRATIONS)
+        if done and max(done) > newest:
+            raise ConfigError(f"The database {self.driver.where} was written by a newer Lorekeeper "
+                              f"(schema {max(done)}); upgrade to use it.")
+        applied = []
+        for version, name, text in MIGRATIONS:
+            if version in done:
+                continue
+            for statement in script(for_postgres(text) if postgres else text):
+                yield run(statement)
+            yield run("INSERT INTO migrations VALUES (?, ?, ?)", version, name, utcnow().isoformat())
+            applied.append(version)
+            log.info("migration_applied", version=version, name=name)
+        return applied
+
+    @writes
+    def execute(self, sql: str, *params: Any) -> Op[int]:
+        """One statement (? placeholders) in a transaction of its own, for maintenance and tests; rows changed."""
+        return (yield run(sql, *params))
+
+    # -- this process, among others sharing the database ---------------------------------------------------------
+
+    async def _register(self) -> None:
+        now = utcnow().isoformat()
+        await self.execute("INSERT INTO instances (id, host, pid, started_at, heartbeat_at) VALUES (?, ?, ?, ?, ?)",
+                           self.instance, socket.gethostname(), os.getpid(), now, now)
+        self._heartbeat = asyncio.create_task(self._beat())
+
+    async def _beat(self) -> None:
+        while True:
+            await asyncio.sleep(HEARTBEAT)
+            try:
+                await self.execute("UPDATE instances SET heartbeat_at = ? WHERE id = ?", utcnow().isoformat(),
+                                   self.instance)
+            except Exception as exc:  # a busy or briefly unreachable database now is no reason to stop beating
+                log.warning("heartbeat_failed", error=f"{type(exc).__name__}: {exc}")
+
+    async def _unregister(self) -> None:
+        if self._heartbeat is not None:
+            self._heartbeat.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._heartbeat
+        try:
+            await self.execute("DELETE FROM instances WHERE id = ?", self.instance)
+        except Exception as exc:  # closing down: the row goes stale and others clear it
+            log.warning("unregister_failed", error=f"{type(exc).__name__}: {exc}")
+
+    async def recover_interrupted(self, where: Callable[[str], bool] = lambda channel_id: True) -> list[Message]:
+        """Turns whose process is gone (crashed, killed) before answering, in the channels `where` accepts (a front end
+        takes those it can tell players about): marked interrupted, and returned, once (also among processes)."""
+        orphans = await self.driver.write(self._recover(where))
+        for r in orphans:
+            log.warning("turn_interrupted", channel_id=r.channel_id, message_id=r.id)
+        return orphans
+
+    def _recover(self, where: Callable[[str], bool]) -> Op[list[Message]]:
+        found = yield rows("SELECT messages.*, instances.host, instances.pid, instances.heartbeat_at FROM messages "
+                           "LEFT JOIN instances ON instances.id = messages.instance WHERE messages.status = 'pending'")
+        orphans = []
+        for r in found:
+            if r["instance"] == self.instance or not where(r["channel_id"]) or alive(r):
+                continue
+            # Only the process whose update lands reports it: two starting at once must not both tell the table.
+            if (yield run("UPDATE messages SET status = 'interrupted' WHERE id = ? AND status = 'pending'", r["id"])):
+                orphans.append(message(r).model_copy(update={"status": "interrupted"}))
+        gone = {r["instance"] for r in found if r["instance"] and r["instance"] != self.instance}
+        cutoff = (utcnow() - timedelta(seconds=STALE_AFTER)).isoformat()
+        for instance in gone:
+            yield run("DELETE FROM instances WHERE id = ? AND heartbeat_at < ?", instance, cutoff)
+        return orphans
+
+    @writes
+    def cancel_pending(self, channel_id: str) -> Op[int]:
+        """This process's turns in a channel that its player stopped (Ctrl-C): their words kept, marked failed."""
+        return (yield run("UPDATE messages SET status = 'failed' WHERE status = 'pending' AND channel_id = ? "
+                          "AND instance = ?", channel_id, self.instance))
+
+    # -- sessions -------------------------------------------------------------------------------------------------
+
+    def game_key(self, session_id: int) -> str:
+        """A name for one game that no game of another database shares (their lore folder may be the same)."""
+        return f"{self._key}-s{session_id}"
+
+    async def load_session(self, channel_id: str) -> Session | None:
+        found = await self.driver.read(self._session_row(channel_id))
+        if found is None:
+            return None
+        try:
+            state = GameState.model_validate_json(found["state"])
+        except ValidationError as exc:
+            log.error("session_unreadable", channel_id=channel_id, error=str(exc))
+            raise GameError("This channel's saved game cannot be read. A server admin can start over with /gm-admin reset.") from exc
+        return Session(found["id"], channel_id, state, found["version"])
+
+    def _session_row(self, channel_id: str) -> Op[Any]:
+        return (yield row("SELECT id, state, version FROM sessions WHERE channel_id = ? AND active = 1", channel_id))
+
+    async def create_session(self, channel_id: str, guild_id: str | None, state: GameState) -> Session:
+        try:
+            return await self.driver.write(self._create_session(channel_id, guild_id, state))
+        except Conflict:  # another process started one in this channel at the same moment
+            raise GameAlreadyRunning() from None
+
+    def _create_session(self, channel_id: str, guild_id: str | None, state: GameState) -> Op[Session]:
+        if (yield row("SELECT 1 FROM sessions WHERE channel_id = ? AND active = 1", channel_id)):
+            raise GameAlreadyRunning()
+        now = utcnow().isoformat()
+        session_id = yield value("INSERT INTO sessions (channel_id, guild_id, state, active, created_at, updated_at) "
+                                 "VALUES (?, ?, ?, 1, ?, ?) RETURNING id",
+                                 channel_id, guild_id, state.model_dump_json(), now, now)
+        return Session(session_id, channel_id, state)
+
+    @writes
+    def end_session(self, session_id: int) -> Op[None]:
+        # The version moves too: a turn still in flight elsewhere must not commit into an ended game.
+        yield run("UPDATE sessions SET active = 0, version = version + 1, updated_at = ? WHERE id = ?",
+                  utcnow().isoformat(), session_id)
+
+    @writes
+    def save_state(self, session_id: int, state: GameState, messages: list[Message] = (), *,
+                   version: int | None = None) -> Op[int]:
+        """Store a state change made outside a model turn (a new character, a rest, a summary), with its log lines.
+
+        With `version`, only if nobody wrote the session since it was read (else StaleSession); returns the new version.
+        """
+        new = yield from self._write_state(session_id, state, version)
+        for m in messages:
+            m.id = yield from self._insert_message(session_id, m)
+        return new
+
+    @writes
+    def add_messages(self, session_id: int, messages: list[Message]) -> Op[None]:
+        """Log lines that change nothing in the game (a player's own dice roll): no state write, no version bump."""
+        for m in messages:
+            m.id = yield from self._insert_message(session_id, m)
+
+    @writes
+    def begin_turn(self, session_id: int, player_message: Message) -> Op[int]:
+        """Store the player's words the moment their turn starts (pending), so a crash cannot lose them."""
+        player_message.status = "pending"
+        m = player_message
+        m.id = yield value(
+            "INSERT INTO messages (session_id, channel_id, turn_id, author_id, author_name, agent, npc_id, text, status, "
+            "witnesses, created_at, instance) VALUES (?, ?, NULL, ?, ?, ?, ?, ?, 'pending', ?, ?, ?) RETURNING id",
+            session_id, m.channel_id, m.author_id, m.author_name, m.agent.value, m.npc_id, m.text,
+            json.dumps(m.witnesses), m.created_at.isoformat(), self.instance)
+        return m.id
+
+    @writes
+    def commit_turn(self, session_id: int, state: GameState, messages: list[Message], turn: TurnRecord,
+                    calls: list[ToolCallRow], *, version: int | None = None) -> Op[Committed]:
+        """The player's message, every state change, the tool-call log and the reply: all or nothing.
+
+        A message already stored (pending, by begin_turn) is marked done; the others are added. With `version`, the
+        turn commits only if nobody wrote the session since it was read; otherwise StaleSession and nothing changes.
+        """
+        before = yield value("SELECT state FROM sessions WHERE id = ?", session_id)  # what /undo puts back
+        yield from self._write_state(session_id, state, version)
+        turn_id = yield from self._insert_turn(session_id, turn, before)
+        for m in messages:
+            m.turn_id = turn_id
+            if m.id:
+                # Who it spoke to and who heard it are settled now (a replayed turn may have moved the party).
+                if (yield run("UPDATE messages SET status = 'ok', turn_id = ?, npc_id = ?, witnesses = ? "
+                              "WHERE id = ? AND status = 'pending'", turn_id, m.npc_id, json.dumps(m.witnesses), m.id)) != 1:
+                    raise StaleSession()  # another process judged this turn interrupted meanwhile
+                m.status = "ok"
+            else:
+                m.id = yield from self._insert_message(session_id, m)
+        if calls:
+            yield many("INSERT INTO tool_calls (turn_id, seq, name, args, ok, observation, persistence, meta) "
+                       "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                       [(turn_id, i, c.name, json.dumps(c.args), int(c.ok), c.observation, c.persistence,
+                         json.dumps(c.meta)) for i, c in enumerate(calls)])
+        unsummarised = yield from self._count_messages(session_id, state.summary_upto)
+        return Committed(turn_id, unsummarised)
+
+    @writes
+    def record_failed_turn(self, session_id: int, player_message: Message, turn: TurnRecord) -> Op[int]:
+        """Keep the player's words, marked failed, and why the turn failed; the state is not touched."""
+        turn_id = yield from self._insert_turn(session_id, turn)
+        player_message.turn_id, player_message.status = turn_id, "failed"
+        if player_message.id:
+            yield run("UPDATE messages SET status = 'failed', turn_id = ? WHERE id = ?", turn_id, player_message.id)
+        else:
+            player_message.id = yield from self._insert_message(session_id, player_message)
+        return turn_id
+
+    def _write_state(self, session_id: int, state: GameState, version: int | None) -> Op[int]:
+        now = utcnow().isoformat()
+        if version is None:
+            new = yield value("UPDATE sessions SET state = ?, version = version + 1, updated_at = ? WHERE id = ? "
+                              "RETURNING version", state.model_dump_json(), now, session_id)
+        else:
+            new = yield value("UPDATE sessions SET state = ?, version = version + 1, updated_at = ? WHERE id = ? "
+                              "AND version = ? AND active = 1 RETURNING version",
+                              state.model_dump_json(), now, session_id, version)
+            if new is None:
+                raise StaleSession()
+        return new or 0
+
+    def _insert_turn(self, session_id: int, t: TurnRecord, state_before: str | None = None) -> Op[int]:
+        return (yield value(
+            "INSERT INTO turns (session_id, seq, agent, npc_id, status, seed, error, model_calls, started_at, finished_at, "
+            "sources, checks, feedback, suggestions, state_before) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "RETURNING id",
+            session_id, t.seq, t.agent.value, t.npc_id, t.status, t.seed, t.error, json.dumps(t.model_calls),
+            t.started_at.isoformat(), utcnow().isoformat(), json.dumps(t.sources), json.dumps(t.checks),
+            None if t.feedback is None else json.dumps(t.feedback), json.dumps(t.suggestions), state_before))
+
+    def _insert_message(self, session_id: int, m: Message) -> Op[int]:
+        return (yield value(
+            "INSERT INTO messages (session_id, channel_id, turn_id, author_id, author_name, agent, npc_id, text, status, "
+            "witnesses, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+            session_id, m.channel_id, m.turn_id, m.author_id, m.author_name, m.agent.value, m.npc_id, m.text, m.status,
+            json.dumps(m.witnesses), m.created_at.isoformat()))
+
+    # -- undo -----------------------------------------------------------------------------------------------------
+
+    @reads
+    def undoable_turns(self, session_id: int, n: int) -> Op[list[UndoableTurn]]:
+        """The newest `n` committed turns not undone yet, newest first, with what each committed over."""
+        found = yield rows(
+            "SELECT turns.id, turns.state_before, MIN(messages.id) AS first_message FROM turns "
+            "LEFT JOIN messages ON messages.turn_id = turns.id "
+            "WHERE turns.session_id = ? AND turns.status = 'ok' AND turns.undone_at IS NULL "
+            "GROUP BY turns.id ORDER BY turns.id DESC LIMIT ?", session_id, n)
+        return [UndoableTurn(r["id"], r["state_before"], r["first_message"] or 0) for r in found]
+
+    @reads
+    def last_turn(self, session_id: int) -> Op[LastTurn | None]:
+        """The newest turn not undone (committed or failed), whose player spoke it, and whether anything was logged
+        after it (then it is no longer the last thing that happened)."""
+        last = yield row(
+            "SELECT turns.id, turns.status, turns.state_before, MIN(m.id) AS first_id, MAX(m.id) AS last_id FROM turns "
+            "JOIN messages m ON m.turn_id = turns.id WHERE turns.session_id = ? AND turns.undone_at IS NULL "
+            "GROUP BY turns.id ORDER BY turns.id DESC LIMIT 1", session_id)
+        if last is None:
+            return None
+        player = yield row("SELECT author_id, author_name, text FROM messages WHERE id = ?", last["first_id"])
+        newer = yield value("SELECT COUNT(*) FROM messages WHERE session_id = ? AND id > ? AND status IN ('ok', 'pending')",
+                            session_id, last["last_id"])
+        return LastTurn(UndoableTurn(last["id"], last["state_before"], last["first_id"]), last["status"] == "ok",
+                        player["author_id"], player["author_name"], player["text"], newer > 0)
+
+    @writes
+    def undo_turns_failed(self, session_id: int, turn: UndoableTurn) -> Op[None]:
+        """Mark a failed turn as retried: it changed nothing, so only the mark (its words stay marked failed)."""
+        yield run("UPDATE turns SET undone_at = ? WHERE id = ? AND session_id = ? AND status = 'failed'",
+                  utcnow().isoformat(), turn.id, session_id)
+
+    @writes
+    def undo_turns(self, session_id: int, turns: list[UndoableTurn], *, version: int) -> Op[list[int]]:
+        """Revert `turns` (newest first, as `undoable_turns` gave them): the state goes back to what the oldest
+        committed over, and every message from its first on is kept in the log marked undone. Compare-and-set on
+        the session version (StaleSession if someone wrote since it was read). Returns the undone message ids."""
+        oldest = turns[-1]
+        assert oldest.state_before is not None
+        now = utcnow().isoformat()
+        if (yield run("UPDATE sessions SET state = ?, version = version + 1, updated_at = ? WHERE id = ? "
+                      "AND version = ? AND active = 1", oldest.state_before, now, session_id, version)) != 1:
+            raise StaleSession()
+        yield many("UPDATE turns SET undone_at = ? WHERE id = ?", [(now, t.id) for t in turns])
+        undone = yield rows("UPDATE messages SET status = 'undone' WHERE session_id = ? AND id >= ? AND status = 'ok' "
+                            "RETURNING id", session_id, oldest.first_message)
+        return sorted(r[0] for r in undone)
+
+    # -- the log --------------------------------------------------------------------------------------------------
+
+    @reads
+    def messages(self, session_id: int, *, after_id: int = 0, limit: int = 50, include_failed: bool = False,
+                 oldest: bool = False) -> Op[list[Message]]:
+        """The newest `limit` messages after after_id (or, with `oldest`, the first `limit`), oldest first."""
+        status = "" if include_failed else "AND status = 'ok'"
+        order = "ASC" if oldest else "DESC"
+        found = yield rows(f"SELECT * FROM messages WHERE session_id = ? AND id > ? {status} ORDER BY id {order} LIMIT ?",
+                           session_id, after_id, limit)
+        return [message(r) for r in (found if oldest else reversed(found))]
+
+    @reads
+    def count_messages(self, session_id: int, after_id: int) -> Op[int]:
+        return (yield from self._count_messages(session_id, after_id))
+
+    def _count_messages(self, session_id: int, after_id: int) -> Op[int]:
+        return (yield value("SELECT COUNT(*) FROM messages WHERE session_id = ? AND id > ? AND status = 'ok'",
+                            session_id, after_id)) or 0
+
+    @reads
+    def turns(self, session_id: int) -> Op[list[dict[str, Any]]]:
+        return [_turn(r) for r in (yield rows("SELECT * FROM turns WHERE session_id = ? ORDER BY id", session_id))]
+
+    @reads
+    def turns_for_analysis(self, channel_id: str | None = None, since: datetime | None = None
+                           ) -> Op[list[dict[str, Any]]]:
+        """Every turn (of one channel, or all; since a moment, or ever), with its tool calls, for `analyze`."""
+        where, params = [], []
+        if channel_id is not None:
+            where.append("sessions.channel_id = ?")
+            params.append(channel_id)
+        if since is not None:
+            where.append("turns.started_at >= ?")
+            params.append(since.isoformat())
+        clause = ("WHERE " + " AND ".join(where)) if where else ""
+        found = [_turn(r) for r in (yield rows(f"SELECT turns.*, sessions.channel_id FROM turns "
+                                               f"JOIN sessions ON sessions.id = turns.session_id {clause} "
+                                               f"ORDER BY turns.id", *params))]
+        calls: dict[int, list[ToolCallRow]] = {}
+        if found:
+            for r in (yield rows(f"SELECT tool_calls.* FROM tool_calls JOIN turns ON turns.id = tool_calls.turn_id "
+                                 f"JOIN sessions ON sessions.id = turns.session_id {clause} "
+                                 f"ORDER BY tool_calls.turn_id, seq", *params)):
+                calls.setdefault(r["turn_id"], []).append(tool_call(r))
+        for r in found:
+            r["calls"] = calls.get(r["id"], [])
+        return found
+
+    @reads
+    def tool_calls(self, turn_id: int) -> Op[list[ToolCallRow]]:
+        return [tool_call(r) for r in (yield rows("SELECT * FROM tool_calls WHERE turn_id = ? ORDER BY seq", turn_id))]
+
+    # -- settings -------------------------------------------------------------------------------------------------
+
+    @reads
+    def debug(self, channel_id: str) -> Op[bool | None]:
+        """This channel's debug switch: on, off, or None when nobody set it here (then the config decides)."""
+        on = yield value("SELECT debug_set FROM channel_settings WHERE channel_id = ?", channel_id)
+        return None if on is None else bool(on)
+
+    @writes
+    def set_debug(self, channel_id: str, on: bool) -> Op[None]:
+        yield run("INSERT INTO channel_settings (channel_id, debug, debug_set) VALUES (?, ?, ?) "
+                  "ON CONFLICT(channel_id) DO UPDATE SET debug = excluded.debug, debug_set = excluded.debug_set",
+                  channel_id, int(on), int(on))
+
+    @reads
+    def sources(self, channel_id: str) -> Op[bool | None]:
+        """Whether this channel shows a "Sources" line under replies; None: the config's default."""
+        on = yield value("SELECT sources FROM channel_settings WHERE channel_id = ?", channel_id)
+        return None if on is None else bool(on)
+
+    @writes
+    def set_sources(self, channel_id: str, on: bool) -> Op[None]:
+        yield run("INSERT INTO channel_settings (channel_id, debug, sources) VALUES (?, 0, ?) "
+                  "ON CONFLICT(channel_id) DO UPDATE SET sources = excluded.sources", channel_id, int(on))
+
+    @reads
+    def server_settings(self, guild_id: str) -> Op[str | None]:
+        """A server's settings as stored (JSON), or None when its admins never chose any."""
+        return (yield value("SELECT settings FROM server_settings WHERE guild_id = ?", guild_id))
+
+    @writes
+    def set_server_settings(self, guild_id: str, settings: str) -> Op[None]:
+        yield run("INSERT INTO server_settings (guild_id, settings, updated_at) VALUES (?, ?, ?) "
+                  "ON CONFLICT(guild_id) DO UPDATE SET settings = excluded.settings, updated_at = excluded.updated_at",
+                  guild_id, settings, utcnow().isoformat())
+
+    # -- telemetry ------------------------------------------------------------------------------------------------
+
+    @reads
+    def telemetry(self, session_id: int) -> Op[dict[str, Any]]:
+        """Counts from the turn log: turns, tool calls by tool, model usage."""
+        turns = [_turn(r) for r in (yield rows("SELECT * FROM turns WHERE session_id = ? ORDER BY id", session_id))]
+        tools = {r[0]: {"ok": int(r[1]), "calls": int(r[2])} for r in (yield rows(
+            "SELECT name, SUM(ok), COUNT(*) FROM tool_calls JOIN turns ON turns.id = tool_calls.turn_id "
+            "WHERE turns.session_id = ? GROUP BY name ORDER BY COUNT(*) DESC, name", session_id))}
+        lore = [(bool(r[0]), json.loads(r[1])) for r in (yield rows(
+            "SELECT ok, meta FROM tool_calls JOIN turns ON turns.id = tool_calls.turn_id "
+            "WHERE turns.session_id = ? AND name IN ('get_lore_slice', 'search_lore', 'recall')", session_id))]
+        calls = [c for t in turns for c in t["model_calls"]]
+        latencies = sorted(c["latency_ms"] for c in calls)
+        lookups = [m for ok, m in lore if ok]
+        cacheable = [m for m in lookups if "cache_hit" in m]
+        lore_latency = sorted(m["latency_ms"] for m in lookups if "latency_ms" in m)
+        return {
+            "turns": len(turns), "failed_turns": sum(t["status"] == "failed" for t in turns),
+            "tools": tools, "model_calls": len(calls),
+            "input_tokens": sum(c["input_tokens"] for c in calls), "output_tokens": sum(c["output_tokens"] for c in calls),
+            "cache_read_tokens": sum(c["cache_read_tokens"] for c in calls),
+            "latency_ms_p50": latencies[len(latencies) // 2] if latencies else None,
+            "by_agent": {a: sum(t["agent"] == a for t in turns) for a in sorted({t["agent"] for t in turns})},
+            "lore": {
+                "calls": len(lore), "denied": sum(1 for ok, m in lore if not ok and m.get("denied")),
+                "tokens_returned": sum(m.get("tokens", 0) for m in lookups),
+                "cache_hit_ratio": round(sum(1 for m in cacheable if m["cache_hit"]) / len(cacheable), 3) if cacheable else None,
+                "latency_ms_p50": lore_latency[len(lore_latency) // 2] if lore_latency else None,
+                "turns_citing": sum(1 for t in turns if t["sources"]),
+            },
+        }
+
+
+def _turn(r: Any) -> dict[str, Any]:
+    return dict(r) | {"model_calls": json.loads(r["model_calls"]), "sources": json.loads(r["sources"]),
+                      "checks": json.loads(r["checks"]), "suggestions": json.loads(r["suggestions"]),
+                      "feedback": None if r["feedback"] is None else json.loads(r["feedback"])}
