@@ -33,10 +33,10 @@ def parser() -> argparse.ArgumentParser:
     play.add_argument("--adventure", help="adventure id for a new game (default: the first in the corpus)")
     play.add_argument("--name", help="your character's name, for a new character")
     play.add_argument("--class", dest="char_class", help="your character's class, for a new character")
-    play.add_argument("--db", type=Path, help="database file (default: LOREKEEPER_DB or data/lorekeeper.db)")
+    play.add_argument("--db", help="database file or postgresql:// URL (default: LOREKEEPER_DB or data/lorekeeper.db)")
     play.add_argument("--seed", type=int, help="seed for a new game's dice, to replay a session exactly")
     bot = sub.add_parser("bot", help="run the Discord bot", description="Run the Discord bot (settings: .env.example).")
-    bot.add_argument("--db", type=Path, help="database file (default: LOREKEEPER_DB or data/lorekeeper.db)")
+    bot.add_argument("--db", help="database file or postgresql:// URL (default: LOREKEEPER_DB or data/lorekeeper.db)")
     lore = sub.add_parser("lore", help="build and search the lore index",
                           description="The lore the agents consult: Markdown, text and PDF files under the corpus.")
     lore_sub = lore.add_subparsers(dest="lore_command", required=True)
@@ -53,7 +53,7 @@ def parser() -> argparse.ArgumentParser:
                              "high-confidence suggestions were followed; verifier misses; tokens per agent.")
     analyze.add_argument("--channel", help="one channel (a Discord channel id, or terminal:<game>)")
     analyze.add_argument("--since", type=_date, help="only turns since this day (YYYY-MM-DD)")
-    analyze.add_argument("--db", type=Path, help="database file (default: LOREKEEPER_DB or data/lorekeeper.db)")
+    analyze.add_argument("--db", help="database file or postgresql:// URL (default: LOREKEEPER_DB or data/lorekeeper.db)")
     return top
 
 
@@ -72,9 +72,9 @@ async def run_analyze(args: argparse.Namespace) -> None:
 
     settings = load_settings(db=args.db)
     configure_logging(settings.log_level)
-    if not settings.db.is_file():
+    if isinstance(settings.database, Path) and not settings.database.is_file():
         raise ConfigError(f"There is no database at {settings.db} yet: play a game first.")
-    async with Store.open(settings.db) as store:
+    async with Store.open(settings.database) as store:
         turns = await store.turns_for_analysis(args.channel, args.since)
     print(render(analyze(turns, load_config(settings.config).prices), args.since))
 
@@ -133,7 +133,7 @@ async def run_play(args: argparse.Namespace) -> None:
 
     settings = load_settings(db=args.db)
     # At the keyboard the screen is the game's: logs go to a file beside the database (a script's go to stderr).
-    configure_logging(settings.log_level, None if args.script else settings.db.parent / "lorekeeper.log")
+    configure_logging(settings.log_level, None if args.script else settings.data_dir / "lorekeeper.log")
     config = settings.engine_config()
     script = load_script(args.script) if args.script else None
     model = ScriptedModel()
@@ -162,7 +162,7 @@ async def run_play(args: argparse.Namespace) -> None:
                         await engine.end_game(f"terminal:{game}")
         else:
             await play_keyboard(terminal, args.adventure, args.name, args.char_class, args.seed,
-                                history=settings.db.parent / "terminal_history")
+                                history=settings.data_dir / "terminal_history")
 
 
 def _write(text: str) -> None:

@@ -20,7 +20,7 @@ async def running_engine(settings: Settings, config: EngineConfig, models: Mappi
     """An Engine over the settings' database and corpus; background work (summaries) finishes before it closes."""
     if settings.debug is not None:  # LOREKEEPER_DEBUG: the last word on debug mode, below actions, channels, agents
         config = config.model_copy(update={"turn": config.turn.model_copy(update={"debug": settings.debug})})
-    async with Store.open(settings.db) as store:
+    async with Store.open(settings.database) as store:
         # The lore index opens cheaply (its chunk list and BM25); Chroma and the embedding model load at first search.
         lore = LoreIndex(settings.lore_path, chroma_host=settings.chroma_host)
         engine = Engine(Deps(store, models, config, settings.corpus, lore=lore, rng=rng or random.Random()))

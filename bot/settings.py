@@ -19,6 +19,7 @@ from engine.config import EngineConfig, load_config
 from engine.content import describe_validation
 from engine.errors import ConfigError
 from engine.providers import ProviderKeys
+from engine.store import is_postgres
 
 REPO_CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 
@@ -29,7 +30,7 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="LOREKEEPER_", env_file=".env", env_file_encoding="utf-8",
                                       env_ignore_empty=True, extra="ignore")
 
-    db: Path = Path("data/lorekeeper.db")
+    db: str = "data/lorekeeper.db"  # a SQLite file, or postgresql://user:password@host:5432/name
     config: Path | None = None
     corpus: Path = REPO_CORPUS
     lore_dir: Path | None = None  # default: "lore" beside the database
@@ -66,6 +67,37 @@ class Settings(BaseSettings):
             raise ValueError(f"'{value}' is not a usable URL ({problem}); write it like http://localhost:8080/v1")
         return value
 
+    @field_validator("db")
+    @classmethod
+    def _a_database(cls, value: str) -> str:
+        value = value.strip()
+        scheme = value.split("://", 1)[0] if "://" in value else ""
+        if not scheme:
+            return value
+        if scheme not in ("postgresql", "postgres"):
+            raise ValueError(f"'{scheme}://' is not a database Lorekeeper uses: give a file path (SQLite) or a "
+                             "postgresql://user:password@host:5432/name URL")
+        try:
+            parts = urlsplit(value)
+            parts.port  # noqa: B018 (reading it checks it)
+        except ValueError as exc:
+            raise ValueError(f"the PostgreSQL URL cannot be read ({exc}); write it like "
+                             "postgresql://user:password@host:5432/name") from None
+        if not parts.hostname and "host=" not in parts.query:
+            raise ValueError("the PostgreSQL URL names no host; write it like postgresql://user:password@host:5432/name")
+        return value
+
+    @property
+    def database(self) -> Path | str:
+        """What the store opens: a SQLite file's path, or the PostgreSQL URL."""
+        return self.db if is_postgres(self.db) else Path(self.db)
+
+    @property
+    def data_dir(self) -> Path:
+        """Where local files go (the terminal's log and history, the lore index by default): beside a SQLite
+        database, or ./data when the database is a server."""
+        return Path("data") if is_postgres(self.db) else Path(self.db).parent
+
     @field_validator("chroma_host")
     @classmethod
     def _a_host(cls, value: str | None) -> str | None:
@@ -85,7 +117,7 @@ class Settings(BaseSettings):
 
     @property
     def lore_path(self) -> Path:
-        return self.lore_dir if self.lore_dir is not None else self.db.parent / "lore"
+        return self.lore_dir if self.lore_dir is not None else self.data_dir / "lore"
 
     def provider_keys(self) -> ProviderKeys:
         return ProviderKeys(

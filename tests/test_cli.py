@@ -223,6 +223,31 @@ def test_a_base_url_that_is_not_a_url_is_one_sentence(tmp_path, capsys, monkeypa
         monkeypatch.delenv(name)
 
 
+def test_the_example_script_plays_on_postgresql_and_analyze_reads_it(tmp_path, capsys, postgres_server):
+    from tests.backends import BACKEND, store_at
+
+    BACKEND["server"] = postgres_server
+    try:
+        url = store_at(tmp_path / "cli.db")
+    finally:
+        BACKEND["server"] = None
+    code = main(["play", "--db", url, "--script", str(EXAMPLE), "--seed", "1", "--game", "pg"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    assert "Coin: 9 gp" in out.out and not (tmp_path / "data" / "lorekeeper.db").exists()
+    assert main(["analyze", "--db", url]) == 0
+    assert "turns" in capsys.readouterr().out
+
+
+def test_a_database_setting_that_is_neither_a_path_nor_postgresql_is_one_sentence(tmp_path, capsys, monkeypatch):
+    for value, said in (("mysql://db/x", "'mysql://' is not a database Lorekeeper uses"),
+                        ("postgresql://host:notaport/x", "the PostgreSQL URL cannot be read"),
+                        ("postgresql:///x", "the PostgreSQL URL names no host")):
+        monkeypatch.setenv("LOREKEEPER_DB", value)
+        assert main(["play", "--script", str(EXAMPLE)]) == 2
+        assert said in " ".join(capsys.readouterr().err.split())
+
+
 def test_a_database_path_that_is_a_directory_is_one_sentence(tmp_path, monkeypatch):
     import subprocess
     import sys

@@ -12,7 +12,7 @@ def test_a_bad_line_and_a_misspelt_name_are_named_and_the_lines_after_still_coun
     Path(".env").write_text("# comment\nLOREKEEPER_DB=a.db\nthis is junk\nLOREKEEPER_LOG_LEVLE=info\n"
                             "LOREKEEPER_LOG_LEVEL=error\nexport LOREKEEPER_DEBUG=true\nOPENAI_BASE_URL=\n", encoding="utf-8")
     settings = load_settings()
-    assert settings.db == Path("a.db") and settings.log_level == "error" and settings.debug is True
+    assert settings.database == Path("a.db") and settings.log_level == "error" and settings.debug is True
     err = " ".join(capsys.readouterr().err.split())
     assert ".env line 3: 'this is junk' is not NAME=value, so it is skipped (the lines after it still count)." in err
     assert ".env line 4: LOREKEEPER_LOG_LEVLE is not a setting: did you mean LOREKEEPER_LOG_LEVEL?" in err
@@ -42,3 +42,12 @@ def test_one_model_setting_names_every_agents_model_unless_the_config_names_one(
     monkeypatch.setenv("LOREKEEPER_CONFIG", str(own))
     config = load_settings().engine_config()
     assert config.agent(AgentType.NPC).model == "qwen2.5" and config.agent(AgentType.NARRATIVE).model == "llama3.1"
+
+
+def test_a_postgresql_database_keeps_local_files_in_data(monkeypatch):
+    monkeypatch.setenv("LOREKEEPER_DB", " postgresql://keeper:pw@db:5432/lore ")
+    settings = load_settings()
+    assert settings.database == "postgresql://keeper:pw@db:5432/lore"
+    assert settings.data_dir == Path("data") and settings.lore_path == Path("data/lore")
+    monkeypatch.setenv("LOREKEEPER_DB", "games/table.db")
+    assert load_settings().lore_path == Path("games/lore")
