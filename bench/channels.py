@@ -2,10 +2,16 @@
 (bench/llm_server.py, its own process) that answers every request after a fixed latency.
 
 Run: .venv/bin/python bench/channels.py [--channels 200] [--turns 5] [--latency 1.0] [--provider openai|anthropic]
+                                        [--db sqlite|postgresql] [--processes 1]
 
 Every turn is one roll tag: the first generation stops at the tag, the engine rolls, and a second generation
-finishes the reply, so a turn is two model calls. The database is an on-disk SQLite file in WAL mode and the
-log is written at info level to a file, as in production.
+finishes the reply, so a turn is two model calls. The database is an on-disk SQLite file in WAL mode (or, with
+--db postgresql, a real PostgreSQL server started from the pgserver wheel) and the log is written at info level
+to a file, as in production.
+
+--processes N runs N bot processes on one database, each with its own share of the channels (as shards would),
+started together; afterwards every channel's saved game is checked: as many committed turns as were played,
+and the state's turn counter agrees (no update lost between processes).
 
 Printed:
 - throughput against ideal: the same turns played by one channel alone, times the number of channels (turns in
@@ -73,8 +79,8 @@ def start_server(latency: float) -> tuple[subprocess.Popen, str]:
     return server, f"http://127.0.0.1:{int(line.split()[1])}"
 
 
-async def play(channels: int, turns: int, url: str, provider: str, db: Path,
-               profile: str | None = None) -> tuple[float, list[float], Ticker]:
+async def play(channels: int, turns: int, url: str, provider: str, db: Path | str,
+               profile: str | None = None, first: int = 0, prefix: str = "") -> tuple[float, list[float], Ticker]:
     keys = (ProviderKeys(openai_api_key="bench", openai_base_url=url + "/v1", timeout=120) if provider == "openai"
             else ProviderKeys(anthropic_api_key="bench", anthropic_base_url=url, timeout=120))
     config = load_config()
@@ -85,7 +91,7 @@ async def play(channels: int, turns: int, url: str, provider: str, db: Path,
     models = build_models(config, keys)
     async with Store.open(db) as store:
         engine = Engine(Deps(store, models, config, ROOT / "corpus", rng=random.Random(1)))
-        ids = [f"bench-{provider}-{channels}-{n}" for n in range(channels)]
+        ids = [f"bench-{prefix}{provider}-{n}" for n in range(first, first + channels)]
         for cid in ids:
             await engine.start_game(cid)
             await engine.create_character(cid, "u1", "Aria", "fighter")
@@ -124,15 +130,41 @@ def cpu_seconds(pid: int) -> float | None:
         return None
 
 
+class Database:
+    """Where the runs keep their games: SQLite files in a temporary folder, or databases on a PostgreSQL server."""
+
+    def __init__(self, kind: str, folder: Path) -> None:
+        self.kind, self.folder, self.server = kind, folder, None
+        if kind == "postgresql":
+            import pgserver
+            self.server = pgserver.get_server(folder / "postgres", cleanup_mode="stop")
+
+    def named(self, name: str) -> Path | str:
+        if self.server is None:
+            return self.folder / f"{name}.db"
+        self.server.psql(f"CREATE DATABASE {name};")
+        return self.server.get_uri(name)
+
+    def close(self) -> None:
+        if self.server is not None:
+            self.server.cleanup()
+
+
 async def main(args: argparse.Namespace) -> None:
     server, url = start_server(args.latency)
     own_cpu = time.process_time()
     try:
         with tempfile.TemporaryDirectory() as tmp:
             configure_logging("info", Path(tmp) / "bench.log")
-            one, one_latencies, _ = await play(1, args.turns, url, args.provider, Path(tmp) / "one.db")
-            wall, latencies, ticker = await play(args.channels, args.turns, url, args.provider, Path(tmp) / "many.db",
-                                                 args.profile)
+            database = Database(args.db, Path(tmp))
+            try:
+                one, one_latencies, _ = await play(1, args.turns, url, args.provider, database.named("one"))
+                if args.processes > 1:
+                    return await processes(args, url, database.named("many"), one, server.pid)
+                wall, latencies, ticker = await play(args.channels, args.turns, url, args.provider,
+                                                     database.named("many"), args.profile)
+            finally:
+                database.close()
         server_cpu = cpu_seconds(server.pid)
     finally:
         server.terminate()
@@ -143,7 +175,7 @@ async def main(args: argparse.Namespace) -> None:
     late = sorted(ticker.late)
     p99 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))]
     print(f"{args.channels} channels × {args.turns} turns, 1 tag per turn, model latency {args.latency:.1f} s, "
-          f"{args.provider} SDK against a loopback server")
+          f"{args.provider} SDK against a loopback server, {args.db}")
     print(f"  wall {wall:.1f} s for {total} turns ({total / wall:.1f} turns/s); one channel alone: {one:.1f} s "
           f"for {args.turns} turns")
     print(f"  throughput {100 * ideal / wall:.1f}% of ideal (target >= 90%)")
@@ -156,6 +188,56 @@ async def main(args: argparse.Namespace) -> None:
           f"(alone: p50 {statistics.median(one_latencies):.2f} s)")
 
 
+async def processes(args: argparse.Namespace, url: str, db: Path | str, one: float, server_pid: int) -> None:
+    """N processes on one database, disjoint channels; then every channel's saved game is checked."""
+    import json
+
+    share = args.channels // args.processes
+    started = time.perf_counter()
+    children = [await asyncio.create_subprocess_exec(
+        sys.executable, __file__, "--child", json.dumps({"db": str(db), "url": url, "first": i * share,
+                                                        "channels": share, "prefix": f"p{i}-"}),
+        "--turns", str(args.turns), "--provider", args.provider, stdout=asyncio.subprocess.PIPE)
+        for i in range(args.processes)]
+    reports = []
+    for child in children:
+        out, _ = await child.communicate()
+        if child.returncode != 0:
+            raise SystemExit(f"a bot process failed (exit {child.returncode})")
+        reports.append(json.loads(out.decode().strip().splitlines()[-1]))
+    elapsed = time.perf_counter() - started
+    async with Store.open(db) as store:
+        lost = 0
+        for i in range(args.processes):
+            for n in range(i * share, (i + 1) * share):
+                session = await store.load_session(f"bench-p{i}-{args.provider}-{n}")
+                committed = [t for t in await store.turns(session.id) if t["status"] == "ok"]
+                lost += (session.state.turn != args.turns) + (len(committed) != args.turns)
+    total = share * args.processes * args.turns
+    wall = max(r["wall"] for r in reports)
+    print(f"{args.processes} processes × {share} channels × {args.turns} turns on one {args.db} database, "
+          f"model latency {args.latency:.1f} s, {args.provider} SDK")
+    for i, r in enumerate(reports):
+        print(f"  process {i}: {r['turns']} turns in {r['wall']:.1f} s, {100 * one / r['wall']:.1f}% of ideal, "
+              f"loop lag max {r['lag_max_ms']:.0f} ms, turn p50 {r['p50']:.2f} s, CPU {r['cpu']:.1f} s")
+    print(f"  together: {total} turns in {wall:.1f} s ({total / wall:.1f} turns/s; {elapsed:.1f} s with start-up)")
+    print(f"  saved games checked: {share * args.processes} channels, "
+          f"{'no update lost' if not lost else f'{lost} MISMATCHES (lost or extra turns)'}")
+
+
+async def child(spec: str, args: argparse.Namespace) -> None:
+    import json
+
+    given = json.loads(spec)
+    with tempfile.TemporaryDirectory() as tmp:
+        configure_logging("info", Path(tmp) / "bench.log")
+        cpu = time.process_time()
+        wall, latencies, ticker = await play(given["channels"], args.turns, given["url"], args.provider, given["db"],
+                                             first=given["first"], prefix=given["prefix"])
+    print(json.dumps({"wall": wall, "turns": len(latencies), "lag_max_ms": 1000 * max(ticker.late),
+                      "p50": statistics.median(latencies), "cpu": time.process_time() - cpu}))
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--channels", type=int, default=200)
@@ -163,4 +245,8 @@ if __name__ == "__main__":
     parser.add_argument("--latency", type=float, default=1.0)
     parser.add_argument("--provider", choices=["openai", "anthropic"], default="openai")
     parser.add_argument("--profile", help="write a cProfile of the timed part (the many channels) to this file")
-    asyncio.run(main(parser.parse_args()))
+    parser.add_argument("--db", choices=["sqlite", "postgresql"], default="sqlite")
+    parser.add_argument("--processes", type=int, default=1, help="bot processes sharing the database")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    arguments = parser.parse_args()
+    asyncio.run(child(arguments.child, arguments) if arguments.child else main(arguments))
