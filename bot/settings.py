@@ -67,9 +67,13 @@ class Settings(BaseSettings):
             raise ValueError(f"'{value}' is not a usable URL ({problem}); write it like http://localhost:8080/v1")
         return value
 
-    @field_validator("db")
+    @field_validator("db", mode="before")
     @classmethod
-    def _a_database(cls, value: str) -> str:
+    def _a_database(cls, value: object) -> object:
+        if isinstance(value, os.PathLike):
+            return os.fspath(value)
+        if not isinstance(value, str):
+            return value  # pydantic says what is wrong with it
         value = value.strip()
         scheme = value.split("://", 1)[0] if "://" in value else ""
         if not scheme:

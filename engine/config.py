@@ -58,6 +58,12 @@ class LoreSettings(Model):
     recall_min_similarity: float = Field(0.45, ge=0, le=1)  # how close an old exchange must be to be recalled
 
 
+class LimitSettings(Model):
+    user_turns: int = Field(10, ge=0, le=1000)  # turns one user may begin per window, in all channels (0: no limit)
+    user_window_s: int = Field(60, ge=1, le=86_400)
+    guild_daily_tokens: int = Field(0, ge=0)  # model tokens (input + output) a server may use per UTC day (0: no limit)
+
+
 class Price(Model):
     """What a model costs, in US dollars per million tokens (for `lorekeeper analyze`)."""
 
@@ -73,6 +79,7 @@ class Price(Model):
 class EngineConfig(Model):
     turn: TurnSettings = Field(default_factory=TurnSettings)
     lore: LoreSettings = Field(default_factory=LoreSettings)
+    limits: LimitSettings = Field(default_factory=LimitSettings)
     agents: dict[AgentType, AgentSettings] = Field(default_factory=dict)
     prices: dict[str, Price] = Field(default_factory=dict)  # by model name, as the turn log records it
 

@@ -12,7 +12,7 @@ from typing import AsyncIterator, Awaitable, Callable, Mapping, TypeVar
 
 import structlog
 
-from . import server_settings, summary, turn
+from . import limits, server_settings, summary, turn
 from .characters import make_character
 from .config import EngineConfig
 from .content import find_adventure
@@ -277,6 +277,12 @@ class Engine:
     async def telemetry(self, channel_id: str) -> dict:
         return await self.deps.store.telemetry((await self.session(channel_id)).id)
 
+    async def usage(self, guild_id: str) -> limits.Usage:
+        """A server's use of the model today (UTC), against its daily budget."""
+        day = limits.today()
+        tokens, turns = await self.deps.store.usage(guild_id, day)
+        return limits.Usage(day, tokens, turns, self.deps.config.limits.guild_daily_tokens)
+
     def roll(self, expression: str) -> Roll:
         """A roll at the table, outside any turn."""
         return roll_dice(expression, self.deps.rng)
@@ -301,7 +307,10 @@ class Engine:
 
     async def check_action(self, channel_id: str, author_id: str, text: str) -> Route:
         """Everything that would refuse this action before any model call: cheap, so a front end can ask first."""
-        return turn.check(await self.session(channel_id), author_id, text, self.deps.config.turn.max_action_chars)
+        session = await self.session(channel_id)
+        chosen = turn.check(session, author_id, text, self.deps.config.turn.max_action_chars)
+        await limits.enforce(self.deps.store, self.deps.config.limits, author_id, session.guild_id)
+        return chosen
 
     async def take_turn(self, channel_id: str, author_id: str, author_name: str, text: str,
                         debug: bool | None = None, show: Callable[[str, str], None] | None = None) -> TurnResult:
@@ -366,7 +375,9 @@ class Engine:
 
     async def check_retry(self, channel_id: str, author_id: str, *, admin: bool = False) -> None:
         """What would refuse a retry, before a front end shows anything (refusals can then stay private)."""
-        await self._retryable(await self.session(channel_id), author_id, admin)
+        session = await self.session(channel_id)
+        await self._retryable(session, author_id, admin)
+        await limits.enforce(self.deps.store, self.deps.config.limits, author_id, session.guild_id, rate=False)
 
     async def _retryable(self, session: Session, author_id: str, admin: bool) -> LastTurn:
         last = await self.deps.store.last_turn(session.id)

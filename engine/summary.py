@@ -17,7 +17,7 @@ import structlog
 from .agents import system_prompt
 from .context import speaker_line
 from .errors import StaleSession
-from .loop import Limits, run_agent
+from .loop import AgentRun, Limits, run_agent
 from .models import ChatMessage, ModelRequest
 from .state import AgentType, GameState, Message
 from .tags import escape
@@ -62,7 +62,9 @@ async def summarize(engine: Engine, channel_id: str) -> bool:
                                          limit=min(cfg.summary_batch, unfolded - cfg.summary_keep))
     if not fold:
         return False
-    text = await _ask(engine, state, [speaker_line(m, state) for m in fold])
+    text, tokens = await _ask(engine, state, [speaker_line(m, state) for m in fold])
+    if tokens:
+        await deps.store.add_usage(session.id, tokens)  # the server's budget pays for summaries too
     if not text:
         backoff.failed(state.turn)
         log.warning("summary_failed", channel_id=channel_id, failures=backoff.failures, retry_at_turn=backoff.not_before)
@@ -71,8 +73,9 @@ async def summarize(engine: Engine, channel_id: str) -> bool:
     return await _store(engine, channel_id, expected_upto=state.summary_upto, summary=text, fold=fold)
 
 
-async def _ask(engine: Engine, state: GameState, lines: list[str]) -> str:
-    """The model's new summary, or '' when it failed or said nothing (the turn is already committed: no harm)."""
+async def _ask(engine: Engine, state: GameState, lines: list[str]) -> tuple[str, int]:
+    """The model's new summary, or '' when it failed or said nothing (the turn is already committed: no harm), and
+    the tokens it used."""
     deps = engine.deps
     settings = deps.config.agent(AgentType.SUMMARIZER)
     request = ModelRequest(agent=AgentType.SUMMARIZER, model=settings.model, system=system_prompt(AgentType.SUMMARIZER),
@@ -81,12 +84,17 @@ async def _ask(engine: Engine, state: GameState, lines: list[str]) -> str:
                                                          f"New messages:\n" + "\n".join(lines))])
     ctx = ToolContext(state.clone(), random.Random(0), AgentType.SUMMARIZER)  # it has no tools to act
     limits = Limits(tool_quota=1, max_rounds=1, generation_timeout=deps.config.turn.generation_timeout)
+    run = AgentRun()
     try:
-        run = await run_agent(deps.models[AgentType.SUMMARIZER], request, ctx, limits, deps.sleep)
+        await run_agent(deps.models[AgentType.SUMMARIZER], request, ctx, limits, deps.sleep, run)
     except Exception as exc:
         log.warning("summary_model_failed", error=str(exc))
-        return ""
-    return run.reply
+        return "", _tokens(run)
+    return run.reply, _tokens(run)
+
+
+def _tokens(run: AgentRun) -> int:
+    return sum(c.input_tokens + c.output_tokens for c in run.model_calls)
 
 
 async def _store(engine: Engine, channel_id: str, *, expected_upto: int, summary: str, fold: list[Message]) -> bool:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Awaitable, Callable
 
 import structlog
 
-from . import feedback, grounding
+from . import feedback, grounding, limits
 from .agents import system_prompt
 from .context import game_context, history_messages, visible_history
 from .errors import BadInput, GameError, ModelError, NoCharacter, NoGameRunning, ProviderConfigError, StaleSession, TurnFailed
@@ -148,6 +148,9 @@ def check(session: Session, author_id: str, text: str, max_chars: int) -> Route:
 
 async def checks(turn: Turn, deps: Deps) -> None:
     turn.route = check(turn.session, turn.author_id, turn.text, deps.config.turn.max_action_chars)
+    # A turn played again (a replay after a race, a retry) was admitted once: only the budget is judged again.
+    await limits.enforce(deps.store, deps.config.limits, turn.author_id, turn.session.guild_id,
+                         rate=turn.player is None)
 
 
 async def begin(turn: Turn, deps: Deps) -> None:

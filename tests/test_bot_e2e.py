@@ -705,3 +705,29 @@ async def test_adventures_are_offered_by_title(fake, bot):
     [choice] = (await offered.wait_response())["data"]["choices"]
     assert choice["value"] == "saltmere-lantern" and choice["name"].endswith("(saltmere-lantern)")
     assert choice["name"] != "saltmere-lantern (saltmere-lantern)"  # the title leads
+
+
+async def test_limits_refuse_politely_and_admins_see_the_days_use(fake, bot, model):
+    config = bot.engine.deps.config
+    bot.engine.deps.config = config.model_copy(update={"limits": config.limits.model_copy(
+        update={"user_turns": 1, "user_window_s": 600, "guild_daily_tokens": 1_000_000})})
+    cid = str(fake.channel("general").id)
+    await bot.engine.start_game(cid, str(fake.guild_id))
+    await bot.engine.create_character(cid, str(fake.user("alice").id), "Aria", "fighter")
+    model.add("The gulls wheel.")
+    i = await fake.interaction("act", {"action": "I watch the gulls."}, user="alice")
+    await i.wait_followups(1)
+    refused = await (await fake.interaction("act", {"action": "I watch again."}, user="alice")).wait_response()
+    assert refused["type"] == 4 and refused["data"]["flags"] & 64  # private, before any "thinking"
+    assert refused["data"]["content"].startswith("Easy there: that is 1 turns in 10 min")
+    # Typed in the channel: a ⏳ each time, the reason once (not under every message).
+    for text in ("Hello?", "Anyone?"):
+        await fake.message(text, author="alice")
+    await fake.wait_for("PUT", r"/channels/\d+/messages/\d+/reactions/.+/@me", count=2)
+    await asyncio.sleep(0.2)
+    said = [c.json["content"] for c in fake.calls("POST", r"/channels/\d+/messages")]
+    assert sum("Easy there" in s for s in said) == 1 and len(fake.calls("POST", r"/channels/\d+/typing")) == 1
+    fake.add_user("gm", permissions="manage_guild")
+    data = (await (await fake.interaction("gm-admin telemetry", user="gm")).wait_response())["data"]
+    [today] = [f for f in data["embeds"][0]["fields"] if f["name"] == "This server"]
+    assert re.fullmatch(r"Today \(UTC \d{4}-\d\d-\d\d\): [\d,]+ tokens of 1,000,000 \(0%\), 1 turn\.", today["value"])

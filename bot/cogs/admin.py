@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+from dataclasses import asdict
 from typing import Literal
 
 import discord
@@ -162,6 +163,10 @@ class AdminCog(commands.GroupCog, group_name="gm-admin", group_description="Game
                                            f"{lore['turns_citing']} turns citing lore")
         embed.add_field(name="Model", value=f"{data['model_calls']} calls, p50 {data['latency_ms_p50']} ms, "
                                             f"{data['cache_read_tokens']} cached tokens")
+        if interaction.guild_id is not None:
+            usage = await self.bot.engine.usage(str(interaction.guild_id))
+            embed.add_field(name="This server", value=usage.line(), inline=False)
+            data["server_today"] = asdict(usage)
         await interaction.response.send_message(embed=embed, file=as_file(json.dumps(data, indent=1), "telemetry.json"),
                                                 ephemeral=True)
 

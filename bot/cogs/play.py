@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import time
 from typing import Literal
 
 import discord
@@ -11,6 +12,7 @@ from discord.ext import commands
 
 from engine import GameError, NoGameRunning
 from engine.dice import Roll
+from engine.limits import BudgetSpent, RateLimited
 
 from ..client import LorekeeperBot
 from .admin import is_admin
@@ -50,6 +52,7 @@ class PlayCog(commands.Cog):
     def __init__(self, bot: LorekeeperBot) -> None:
         self.bot = bot
         self.hinted: set[tuple[int, str]] = set()  # (game, member) already told how to join: once is enough
+        self.told_limit: dict[str, float] = {}  # player or channel → until when a limit's reason was said
 
     @app_commands.command(name="help")
     async def help(self, interaction: discord.Interaction) -> None:
@@ -187,11 +190,25 @@ class PlayCog(commands.Cog):
             if npc is not None:
                 text = f"@{npc.name} {text}"  # a reply to an NPC speaks to that NPC
         try:
+            await self.bot.engine.check_action(channel_id, member, text)  # refusals come without "typing…"
             await self.bot.play(message.channel, message.author, text, reply_to=message)
+        except (RateLimited, BudgetSpent) as exc:
+            await self._held_back(message, exc)
         except GameError as exc:
             with contextlib.suppress(Exception):  # a refused post, a bot shutting down: the turn changed nothing
                 await message.channel.send(exc.message, allowed_mentions=NO_PINGS, mention_author=False,
                                            reference=message.to_reference(fail_if_not_exists=False))
+
+    async def _held_back(self, message: discord.Message, exc: RateLimited | BudgetSpent) -> None:
+        """A message a limit refused gets ⏳; the reason is said once while the limit lasts (to its player for a
+        rate limit, to the channel for the budget), not under every message."""
+        who = str(message.author.id) if isinstance(exc, RateLimited) else f"channel:{message.channel.id}"
+        now = time.monotonic()
+        with contextlib.suppress(discord.HTTPException):
+            await message.add_reaction("⏳")
+            if self.told_limit.get(who, 0.0) <= now:
+                self.told_limit[who] = now + exc.retry_after
+                await message.reply(exc.message, allowed_mentions=NO_PINGS, mention_author=False)
 
 
 async def setup(bot: LorekeeperBot) -> None:

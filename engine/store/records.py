@@ -22,6 +22,7 @@ class Session:
     channel_id: str
     state: GameState
     version: int = 0  # bumped by every write of the state; writes compare it first
+    guild_id: str | None = None  # the Discord server it is played in (None: the terminal)
 
 
 @dataclass

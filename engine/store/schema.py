@@ -101,6 +101,18 @@ MIGRATIONS: list[tuple[int, str, str]] = [
             updated_at TEXT NOT NULL
         )
     """),
+    # A server's model tokens and turns per UTC day (its daily budget); a user's recent turns are the player
+    # messages that began one (begin_turn marks them with the process answering: instance is set).
+    (10, "limits", """
+        CREATE TABLE guild_usage (
+            guild_id TEXT NOT NULL,
+            day TEXT NOT NULL,
+            tokens INTEGER NOT NULL DEFAULT 0,
+            turns INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (guild_id, day)
+        );
+        CREATE INDEX messages_turns_by_author ON messages(author_id, created_at) WHERE instance IS NOT NULL
+    """),
 ]
 
 MIGRATIONS_TABLE = ("CREATE TABLE IF NOT EXISTS migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, "

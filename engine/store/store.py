@@ -25,6 +25,7 @@ import structlog
 from pydantic import ValidationError
 
 from ..errors import ConfigError, GameAlreadyRunning, GameError, StaleSession
+from ..limits import today
 from ..state import GameState, Message, utcnow
 from .records import (HEARTBEAT, OURS, STALE_AFTER, Committed, LastTurn, Session, ToolCallRow, TurnRecord,
                       UndoableTurn, alive, message, tool_call)
@@ -194,10 +195,11 @@ class Store:
         except ValidationError as exc:
             log.error("session_unreadable", channel_id=channel_id, error=str(exc))
             raise GameError("This channel's saved game cannot be read. A server admin can start over with /gm-admin reset.") from exc
-        return Session(found["id"], channel_id, state, found["version"])
+        return Session(found["id"], channel_id, state, found["version"], found["guild_id"])
 
     def _session_row(self, channel_id: str) -> Op[Any]:
-        return (yield row("SELECT id, state, version FROM sessions WHERE channel_id = ? AND active = 1", channel_id))
+        return (yield row("SELECT id, state, version, guild_id FROM sessions WHERE channel_id = ? AND active = 1",
+                          channel_id))
 
     async def create_session(self, channel_id: str, guild_id: str | None, state: GameState) -> Session:
         try:
@@ -212,7 +214,7 @@ class Store:
         session_id = yield value("INSERT INTO sessions (channel_id, guild_id, state, active, created_at, updated_at) "
                                  "VALUES (?, ?, ?, 1, ?, ?) RETURNING id",
                                  channel_id, guild_id, state.model_dump_json(), now, now)
-        return Session(session_id, channel_id, state)
+        return Session(session_id, channel_id, state, guild_id=guild_id)
 
     @writes
     def end_session(self, session_id: int) -> Op[None]:
@@ -258,9 +260,11 @@ class Store:
         A message already stored (pending, by begin_turn) is marked done; the others are added. With `version`, the
         turn commits only if nobody wrote the session since it was read; otherwise StaleSession and nothing changes.
         """
-        before = yield value("SELECT state FROM sessions WHERE id = ?", session_id)  # what /undo puts back
+        found = yield row("SELECT state, guild_id FROM sessions WHERE id = ?", session_id)
+        before = found["state"] if found else None  # what /undo puts back
         yield from self._write_state(session_id, state, version)
         turn_id = yield from self._insert_turn(session_id, turn, before)
+        yield from self._spent(found["guild_id"] if found else None, turn)
         for m in messages:
             m.turn_id = turn_id
             if m.id:
@@ -281,8 +285,10 @@ class Store:
 
     @writes
     def record_failed_turn(self, session_id: int, player_message: Message, turn: TurnRecord) -> Op[int]:
-        """Keep the player's words, marked failed, and why the turn failed; the state is not touched."""
+        """Keep the player's words, marked failed, and why the turn failed; the state is not touched (the tokens its
+        model calls used still count against the server's budget)."""
         turn_id = yield from self._insert_turn(session_id, turn)
+        yield from self._spent((yield value("SELECT guild_id FROM sessions WHERE id = ?", session_id)), turn)
         player_message.turn_id, player_message.status = turn_id, "failed"
         if player_message.id:
             yield run("UPDATE messages SET status = 'failed', turn_id = ? WHERE id = ?", turn_id, player_message.id)
@@ -318,6 +324,43 @@ class Store:
             "witnesses, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
             session_id, m.channel_id, m.turn_id, m.author_id, m.author_name, m.agent.value, m.npc_id, m.text, m.status,
             json.dumps(m.witnesses), m.created_at.isoformat()))
+
+    # -- limits ---------------------------------------------------------------------------------------------------
+
+    def _spent(self, guild_id: str | None, turn: TurnRecord | None, tokens: int = 0) -> Op[None]:
+        if guild_id is None:
+            return
+        if turn is not None:
+            tokens += sum(c.get("input_tokens", 0) + c.get("output_tokens", 0) for c in turn.model_calls)
+        yield run("INSERT INTO guild_usage (guild_id, day, tokens, turns) VALUES (?, ?, ?, ?) "
+                  "ON CONFLICT(guild_id, day) DO UPDATE SET tokens = guild_usage.tokens + excluded.tokens, "
+                  "turns = guild_usage.turns + excluded.turns",
+                  guild_id, today(), tokens, 1 if turn is not None else 0)
+
+    @writes
+    def add_usage(self, session_id: int, tokens: int) -> Op[None]:
+        """Tokens a game used outside a turn (a summary), counted against its server's budget."""
+        yield from self._spent((yield value("SELECT guild_id FROM sessions WHERE id = ?", session_id)), None, tokens)
+
+    @reads
+    def usage(self, guild_id: str, day: str) -> Op[tuple[int, int]]:
+        """A server's (tokens, turns) on one UTC day."""
+        found = yield row("SELECT tokens, turns FROM guild_usage WHERE guild_id = ? AND day = ?", guild_id, day)
+        return (found["tokens"], found["turns"]) if found else (0, 0)
+
+    @reads
+    def limits(self, user_id: str, since: str, turns: int, guild_id: str | None, day: str
+               ) -> Op[tuple[list[str], tuple[int, int]]]:
+        """What the limits are judged on, in one read: when the user's newest `turns` turns since `since` began
+        (newest first), and the server's (tokens, turns) that day."""
+        recent = [] if not turns else [r[0] for r in (yield rows(
+            "SELECT created_at FROM messages WHERE author_id = ? AND instance IS NOT NULL AND created_at > ? "
+            "ORDER BY created_at DESC LIMIT ?", user_id, since, turns))]
+        spent = (0, 0)
+        if guild_id is not None:
+            found = yield row("SELECT tokens, turns FROM guild_usage WHERE guild_id = ? AND day = ?", guild_id, day)
+            spent = (found["tokens"], found["turns"]) if found else (0, 0)
+        return recent, spent
 
     # -- undo -----------------------------------------------------------------------------------------------------
 

@@ -1,0 +1,95 @@
+"""How much one player may play and one server may spend: turns per user in a sliding window, and model tokens
+per server per UTC day. Both are counted from the database (the turns players began, the tokens turns and
+summaries used), so a restart resets neither, and processes sharing a database share the counts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import TYPE_CHECKING
+
+from .errors import GameError
+from .state import utcnow
+
+if TYPE_CHECKING:
+    from .config import LimitSettings
+    from .store import Store
+
+
+class RateLimited(GameError):
+    """A player started turns faster than the server allows; the message says when they may go on."""
+
+    def __init__(self, message: str, *, retry_after: float) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class BudgetSpent(GameError):
+    """The server used its model tokens for the day; the message says when the GM is back."""
+
+    def __init__(self, message: str, *, retry_after: float) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+@dataclass
+class Usage:
+    """A server's use of the model on one UTC day."""
+
+    day: str
+    tokens: int
+    turns: int
+    budget: int  # tokens a day; 0: no limit
+
+    def line(self) -> str:
+        spent = f"{self.tokens:,} tokens" + (f" of {self.budget:,} ({100 * self.tokens / self.budget:.0f}%)"
+                                            if self.budget else " (no daily budget)")
+        return f"Today (UTC {self.day}): {spent}, {self.turns} turn{'s' if self.turns != 1 else ''}."
+
+
+def today(now: datetime | None = None) -> str:
+    return (now or utcnow()).astimezone(timezone.utc).date().isoformat()
+
+
+def window_start(settings: LimitSettings, now: datetime | None = None) -> str:
+    return ((now or utcnow()) - timedelta(seconds=settings.user_window_s)).isoformat()
+
+
+async def enforce(store: "Store", settings: "LimitSettings", user_id: str, guild_id: str | None, *,
+                  rate: bool = True) -> None:
+    """Refuse a turn that either limit forbids; both apply in Discord servers only (the terminal has one player,
+    and no server to bill). `rate=False`: the turn was admitted before (a replay), only the budget is judged."""
+    turns = settings.user_turns if rate else 0
+    if guild_id is None or not (turns or settings.guild_daily_tokens):
+        return  # nothing to judge: no read
+    day = today()
+    recent, (tokens, played) = await store.limits(user_id, window_start(settings), turns, guild_id, day)
+    refuse(settings, recent if rate else [], Usage(day, tokens, played, settings.guild_daily_tokens))
+
+
+def refuse(settings: LimitSettings, recent: list[str], usage: Usage | None, now: datetime | None = None) -> None:
+    """Raise the refusal a player should read, if either limit is reached.
+
+    `recent`: when the user's turns in the window began (newest first, at most `user_turns` of them);
+    `usage`: the server's use today (None outside a server: no budget applies)."""
+    now = now or utcnow()
+    if settings.user_turns and len(recent) >= settings.user_turns:
+        oldest = datetime.fromisoformat(recent[settings.user_turns - 1])
+        wait = max(1, round((oldest + timedelta(seconds=settings.user_window_s) - now).total_seconds()))
+        raise RateLimited(f"Easy there: that is {settings.user_turns} turns in {_span(settings.user_window_s)}, "
+                          f"as fast as this server allows. Go on in {_span(wait)}.", retry_after=wait)
+    if usage is not None and usage.budget and usage.tokens >= usage.budget:
+        midnight = datetime.fromisoformat(usage.day).replace(tzinfo=timezone.utc) + timedelta(days=1)
+        left = int((midnight - now).total_seconds())
+        raise BudgetSpent(f"This server has used today's model budget ({usage.budget:,} tokens), so the Game Master "
+                          f"rests until 00:00 UTC, in {_span(left)}. Your words were not sent; nothing happened.",
+                          retry_after=left)
+
+
+def _span(seconds: int) -> str:
+    if seconds < 90:
+        return f"{seconds} s"
+    if seconds < 5400:
+        return f"{round(seconds / 60)} min"
+    hours, minutes = divmod(round(seconds / 60), 60)
+    return f"{hours} h {minutes} min" if minutes else f"{hours} h"
