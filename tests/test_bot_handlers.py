@@ -82,10 +82,10 @@ def interaction(bot, uid="u1", name="bob", channel=None):
 
 @pytest.fixture
 async def bot(table):
-    b = LorekeeperBot(table.engine, load_settings())
-    b.table = table
-    yield b
-    await b.close()
+    # Entered, as main() does: an AutoShardedBot never entered nor started cannot close (discord.py 2.7).
+    async with LorekeeperBot(table.engine, load_settings()) as b:
+        b.table = table
+        yield b
 
 
 async def test_act_is_deferred_then_followed_up_with_the_reply_and_dice(bot):
