@@ -13,12 +13,13 @@ RUN apt-get update \
     && rm -rf /var/lib/apt/lists/*
 RUN python -m venv /opt/lorekeeper
 ENV PATH=/opt/lorekeeper/bin:$PATH PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
-WORKDIR /src
-# What pyproject.toml builds from: its packages, its readme and licence (the corpus is copied on its own, below).
+WORKDIR /app
+# Installed as ./run installs it (editable, from the repository's layout), so the shipped corpus is found beside the
+# code with no setting to keep right: a .env copied from .env.example sets LOREKEEPER_CORPUS to empty.
 COPY pyproject.toml README.md LICENSE ./
 COPY engine engine
 COPY bot bot
-RUN pip install --upgrade pip && pip install ".${EXTRAS:+[$EXTRAS]}"
+RUN pip install --upgrade pip && pip install -e ".${EXTRAS:+[$EXTRAS]}"
 
 FROM python:3.11-slim
 ARG EXTRAS=""
@@ -26,13 +27,13 @@ ARG EXTRAS=""
 RUN if [ -n "$EXTRAS" ]; then apt-get update && apt-get install -y --no-install-recommends libgomp1 \
     && rm -rf /var/lib/apt/lists/*; fi
 COPY --from=build /opt/lorekeeper /opt/lorekeeper
-# The shipped adventures and lore; mount your own folder over it, or point LOREKEEPER_CORPUS elsewhere.
+COPY --from=build /app /app
+# The shipped adventures and lore (mount your own folder over /app/corpus, or set LOREKEEPER_CORPUS).
 COPY corpus /app/corpus
-# An installed package finds no corpus beside itself (the repository's), so it is named here. The database and
-# the lore index default to /data, one volume: enough for a single process on SQLite. For several processes,
-# LOREKEEPER_DB=postgresql://... and CHROMA_HOST (see docker-compose.yml).
+# The database and the lore index in /data, one volume: enough for a single process on SQLite with Chroma
+# embedded. For several processes: LOREKEEPER_DB=postgresql://... and CHROMA_HOST (see docker-compose.yml).
 ENV PATH=/opt/lorekeeper/bin:$PATH PYTHONUNBUFFERED=1 \
-    LOREKEEPER_CORPUS=/app/corpus LOREKEEPER_DB=/data/lorekeeper.db LOREKEEPER_LORE_DIR=/data/lore
+    LOREKEEPER_DB=/data/lorekeeper.db LOREKEEPER_LORE_DIR=/data/lore
 # Not root; /data and /data/lore are made here so a new named volume mounted on either starts writable by it.
 RUN useradd --create-home --uid 10001 lorekeeper && mkdir -p /data/lore && chown -R lorekeeper /data
 USER lorekeeper
