@@ -74,7 +74,7 @@ class LorekeeperBot(commands.AutoShardedBot):
     def runs_channel(self, channel_id: str) -> bool:
         """Whether a channel's interrupted turns are this process's to report: a Discord channel (a terminal game in
         the same database is the terminal's) in a server that one of this process's shards receives."""
-        if not channel_id.isdigit():
+        if not (channel_id.isascii() and channel_id.isdigit()):
             return False
         if self.shard_ids is None:
             return True  # every shard runs here, so every server does: even a channel the cache lacks
