@@ -17,6 +17,7 @@ from engine.turn import TurnResult, interrupted_notice
 from .live import LiveReply
 from .render import NO_PINGS, combat_embed
 from .settings import Settings
+from .shards import runs_guild, runs_shard_zero
 from .text import split_message
 from .tree import GameTree
 from .voices import NpcVoices, Voice
@@ -26,12 +27,14 @@ log = structlog.get_logger(__name__)
 EXTENSIONS = ("bot.cogs.game", "bot.cogs.character", "bot.cogs.party", "bot.cogs.play", "bot.cogs.admin")
 
 
-class LorekeeperBot(commands.Bot):
+class LorekeeperBot(commands.AutoShardedBot):
     def __init__(self, engine: Engine, settings: Settings) -> None:
         intents = discord.Intents.default()
         intents.message_content = True  # plain messages in a game channel are actions
+        # Shards: the settings' ids of their count, or (neither set) every shard of the count Discord recommends.
         super().__init__(command_prefix=commands.when_mentioned, intents=intents, tree_cls=GameTree,
-                         allowed_mentions=NO_PINGS, help_command=None)
+                         allowed_mentions=NO_PINGS, help_command=None, shard_count=settings.shard_count,
+                         shard_ids=settings.shard_ids)
         self.engine = engine
         self.settings = settings
         self.voices = NpcVoices()
@@ -44,28 +47,48 @@ class LorekeeperBot(commands.Bot):
                 await self.load_extension(extension)
             except Exception:
                 log.exception("extension_failed", extension=extension)
-        if self.settings.dev_guild is not None:
+        # Several processes share the bot by shards: one syncing is enough, and each sync counts against a rate limit.
+        if self.settings.dev_guild is not None and runs_shard_zero(self.shard_ids):
             guild = discord.Object(self.settings.dev_guild)
             self.tree.copy_global_to(guild=guild)
             synced = await self.tree.sync(guild=guild)
             log.info("commands_synced", guild=self.settings.dev_guild, count=len(synced))
 
     async def on_ready(self) -> None:
-        log.info("bot_ready", user=str(self.user), guilds=len(self.guilds))
+        log.info("bot_ready", user=str(self.user), guilds=len(self.guilds), shard_ids=sorted(self.shards),
+                 shard_count=self.shard_count)
         if not self._recovered:  # on_ready comes again after each reconnect; this is once per start
             self._recovered = True
             await self.report_interrupted()
 
     async def report_interrupted(self) -> None:
         """Tell each channel about player messages a stopped or crashed bot never answered (they are kept, unplayed)."""
-        # Discord channels have numeric ids; a terminal game in the same database is the terminal's to report.
-        for lost in await self.engine.recover_interrupted(str.isdigit):
+        for lost in await self.engine.recover_interrupted(self.runs_channel):
             try:
                 channel = self.get_channel(int(lost.channel_id)) or await self.fetch_channel(int(lost.channel_id))
                 if isinstance(channel, discord.abc.Messageable):
                     await channel.send(interrupted_notice(lost), allowed_mentions=NO_PINGS)
             except discord.HTTPException as exc:
                 log.warning("interrupted_notice_failed", channel_id=lost.channel_id, error=str(exc))
+
+    def runs_channel(self, channel_id: str, guild_id: str | None = None) -> bool:
+        """Whether a channel's interrupted turns are this process's to report: a Discord channel (a terminal game in
+        the same database is the terminal's) in a server that one of this process's shards receives. The game's
+        stored server decides, so a channel the cache lacks (an archived thread, a server unavailable at start-up)
+        is still claimed by its own process and by no other."""
+        if not (channel_id.isascii() and channel_id.isdigit()):
+            return False
+        if self.shard_ids is None:
+            return True  # every shard runs here, so every server does: even a channel the cache lacks
+        if guild_id is not None and guild_id.isascii() and guild_id.isdigit():
+            return runs_guild(int(guild_id), self.shard_ids, self.shard_count)
+        channel = self.get_channel(int(channel_id))
+        if channel is None:
+            # A game stored without its server (older ones) in a channel the cache lacks: another process's, or one
+            # of ours that is gone. Only a server's own process may claim its turns, so leave it.
+            return False
+        guild = getattr(channel, "guild", None)
+        return runs_guild(guild.id if guild is not None else None, self.shard_ids, self.shard_count)
 
     async def ack_if_busy(self, interaction: discord.Interaction) -> None:
         """Defer, privately, when work holds or awaits this channel, so Discord's 3-second limit is kept.

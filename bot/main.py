@@ -25,6 +25,8 @@ async def run_bot(settings: Settings) -> None:
     config = settings.engine_config()
     models = build_models(config, settings.provider_keys())
     await check_models(config, models)
+    log.info("bot_starting", shard_ids=list(settings.shard_ids) if settings.shard_ids else "all",
+             shard_count=settings.shard_count or "as Discord recommends")
     async with running_engine(settings, config, models) as engine:
         async with LorekeeperBot(engine, settings) as bot:
             try:

@@ -8,12 +8,12 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import urlsplit
 
 import structlog
-from pydantic import Field, SecretStr, ValidationError, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from engine.config import EngineConfig, load_config
 from engine.content import describe_validation
@@ -48,6 +48,9 @@ class Settings(BaseSettings):
     dev_guild: int | None = None  # sync slash commands to this guild at start-up (instant); otherwise by the owner
     admin_role: str | None = None  # members with this role may use /gm-admin as well as those with Manage Server
     stream_interval: float = Field(1.0, ge=0, le=10)  # seconds between edits of a streaming reply; 0: post it whole
+    # Several processes share the bot by shards: this one runs shard_ids of shard_count (neither: Discord decides).
+    shard_count: int | None = Field(None, ge=1)  # before shard_ids: its validator reads it
+    shard_ids: Annotated[tuple[int, ...] | None, NoDecode] = None  # "0-3" or "0,2,5"; NoDecode: not read as JSON
 
     @field_validator("anthropic_api_key", "openai_api_key", "discord_token", "anthropic_base_url", "openai_base_url",
                      mode="before")
@@ -114,6 +117,34 @@ class Settings(BaseSettings):
             raise ValueError(f"'{value}' is not host:port (e.g. localhost:8000)")
         return f"{host}:{port}"
 
+    @field_validator("shard_ids", mode="before")
+    @classmethod
+    def _shard_list(cls, value: object, info: ValidationInfo) -> object:
+        """Ranges and single ids, each below the shard count, none twice."""
+        if value is None or isinstance(value, str) and not value.strip():
+            return None
+        ranges = _shard_ranges(value)
+        if not ranges:
+            return None  # an empty list, as when unset: every shard
+        if "shard_count" not in info.data:
+            return ()  # the count is itself invalid: its error is the one to read, and nothing here is used
+        count = info.data["shard_count"]
+        if count is None:
+            raise ValueError("LOREKEEPER_SHARD_IDS needs LOREKEEPER_SHARD_COUNT, the number of shards of every "
+                             "process together (e.g. LOREKEEPER_SHARD_COUNT=2 with LOREKEEPER_SHARD_IDS=0 here and "
+                             "=1 in the other process)")
+        for first, last in ranges:
+            if last >= count:
+                raise ValueError(f"shard {last} is not below LOREKEEPER_SHARD_COUNT={count}: "
+                                 f"shard ids run from 0 to {count - 1}")
+        ids: set[int] = set()
+        for first, last in ranges:
+            again = ids.intersection(range(first, last + 1))
+            if again:
+                raise ValueError(f"'{value}' lists shard {min(again)} more than once")
+            ids.update(range(first, last + 1))
+        return tuple(sorted(ids))
+
     def engine_config(self) -> EngineConfig:
         """The engine's settings file, with LOREKEEPER_MODEL given to every agent it names no model for."""
         config = load_config(self.config)
@@ -147,6 +178,28 @@ def _url_problem(value: str) -> str:
     if any(c.isspace() for c in value):
         return "it contains a space"
     return ""
+
+
+def _shard_ranges(value: object) -> list[tuple[int, int]]:
+    """'0-3,5' as [(0, 3), (5, 5)]; a number or a list of numbers as given."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = [value]
+    if isinstance(value, (list, tuple)) and all(isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in value):
+        return [(i, i) for i in value]
+    usage = f"'{value}' is not a list of shard ids; write it like 0-3 or 0,2,5"
+    if not isinstance(value, str):
+        raise ValueError(usage)
+    ranges = []
+    for part in value.split(","):
+        first, dash, last = part.strip().partition("-")
+        first, last = first.strip(), last.strip() if dash else first.strip()
+        if not all(n.isascii() and n.isdigit() for n in (first, last)):
+            raise ValueError(usage)
+        if int(first) > int(last):
+            where = "" if part.strip() == value.strip() else f" in '{value}'"
+            raise ValueError(f"'{part.strip()}'{where} runs backwards; write it like {last}-{first}")
+        ranges.append((int(first), int(last)))
+    return ranges
 
 
 _ASSIGNMENT = re.compile(r"\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=")

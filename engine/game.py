@@ -143,8 +143,9 @@ class Engine:
         self.summary_backoff.pop(channel_id, None)
         log.info("game_ended", channel_id=channel_id)
 
-    async def recover_interrupted(self, where: Callable[[str], bool] = lambda channel_id: True) -> list[Message]:
-        """Player messages (in the channels `where` accepts) whose turn a crashed or killed process never answered;
+    async def recover_interrupted(self, where: Callable[[str, str | None], bool] = lambda channel_id, guild_id: True
+                                  ) -> list[Message]:
+        """Player messages (in the channels `where(channel_id, guild_id)` accepts) whose turn a crashed or killed process never answered;
         each is marked interrupted and returned once, for the front end to tell the table."""
         return await self.deps.store.recover_interrupted(where)
 

@@ -20,6 +20,11 @@ It behaves like Discord where that catches bot bugs: the bot receives its own me
 message content is blanked without the message_content intent, an interaction must be acknowledged within
 3 s and only once, followups need an acknowledged interaction, content and embed limits give 400 Invalid Form
 Body, webhook names may not contain "discord"/"clyde", and the bot's role permissions are enforced (403).
+Sharding as Discord does it: ``GET /gateway/bot`` recommends ``shards`` (1 unless given), an IDENTIFY's
+``shard: [id, count]`` must have 0 <= id < count (else close 4010), and the guild goes to the one session whose
+shard is ``(guild_id >> 22) % count`` (pass ``guild_id`` to place it): another shard's session gets READY
+with no guilds and no events after it. Unlike Discord, which sends direct messages to shard 0, the fake sends
+everything (DMs too) to the guild's session.
 Every REST request is recorded in ``fake.requests`` (unknown routes answer 404 and are also listed in
 ``fake.unknown_routes``); every gateway frame is in ``fake.gateway_log``.
 """
@@ -468,6 +473,8 @@ class FakeDiscord:
         heartbeat_interval: float = 41.25,
         compress: bool = True,
         attachment_size_limit: int = 10 * 1024 * 1024,
+        guild_id: int | None = None,
+        shards: int = 1,
     ) -> None:
         self.snowflake = _Snowflakes()
         self.token = token or f"{base64.b64encode(str(self.snowflake()).encode()).decode().rstrip('=')}.fake.{secrets.token_urlsafe(27)}"
@@ -482,7 +489,8 @@ class FakeDiscord:
 
         self.application_id = self.snowflake()
         self.bot_user = FakeUser(self.application_id, bot_name, bot=True, discriminator="4821")
-        self.guild_id = self.snowflake()
+        self.guild_id = guild_id if guild_id is not None else self.snowflake()
+        self.shards = shards  # what GET /gateway/bot recommends
         self.guild_name = guild_name
         self.roles: dict[int, FakeRole] = {}
         self.users: dict[int, FakeUser] = {}  # guild members (and DM-only users)
@@ -1121,14 +1129,21 @@ class FakeDiscord:
         if intents & sum(PRIVILEGED.values()) & ~allowed:
             await conn.ws.close(code=4014, message=b"Disallowed intent(s).")
             return
-        session = _Session(secrets.token_hex(16), intents, d.get("shard"))
+        shard = d.get("shard")
+        if shard is not None and not (isinstance(shard, list) and len(shard) == 2 and all(type(n) is int for n in shard)
+                                      and 0 <= shard[0] < shard[1]):
+            await conn.ws.close(code=4010, message=b"Invalid shard.")
+            return
+        session = _Session(secrets.token_hex(16), intents, shard)
         self._sessions[session.id] = session
-        self._session = session
+        owns = self._owns_guild(session)
+        if owns:
+            self._session = session
         conn.session, session.conn = session, conn
         conn.info.how = "identify"
         ready: dict[str, Any] = {
             "v": API_VERSION, "user_settings": {}, "user": self._me_payload(),
-            "guilds": [{"id": str(self.guild_id), "unavailable": True}], "session_id": session.id,
+            "guilds": [{"id": str(self.guild_id), "unavailable": True}] if owns else [], "session_id": session.id,
             "session_type": "normal", "resume_gateway_url": self.resume_gateway_url,
             "application": {"id": str(self.application_id), "flags": self._app_flags()},
             "private_channels": [], "relationships": [], "presences": [], "guild_join_requests": [],
@@ -1137,7 +1152,12 @@ class FakeDiscord:
         if session.shard is not None:
             ready["shard"] = session.shard
         self._dispatch("READY", ready, session)
-        self._dispatch("GUILD_CREATE", self._guild_create(session.intents, d.get("large_threshold", 50)), session)
+        if owns:
+            self._dispatch("GUILD_CREATE", self._guild_create(session.intents, d.get("large_threshold", 50)), session)
+
+    def _owns_guild(self, session: _Session) -> bool:
+        """Whether Discord would send the guild's events to this session's shard."""
+        return session.shard is None or (self.guild_id >> 22) % session.shard[1] == session.shard[0]
 
     async def _resume(self, conn: _Conn, d: dict) -> None:
         session = self._sessions.get(d.get("session_id", ""))
@@ -1154,7 +1174,8 @@ class FakeDiscord:
             if frame["s"] > seq:
                 self._send(conn, frame)
         session.conn = conn
-        self._session = session
+        if self._owns_guild(session):
+            self._session = session
         conn.info.how = "resume"
         self._dispatch("RESUMED", {"_trace": ["[\"fake-discord-resume\"]"]}, session)
 
@@ -1716,7 +1737,7 @@ class FakeDiscord:
         return {"url": self.gateway_url.rstrip("/")}
 
     async def _get_gateway_bot(self, call: Call) -> dict:
-        return {"url": self.gateway_url.rstrip("/"), "shards": 1,
+        return {"url": self.gateway_url.rstrip("/"), "shards": self.shards,
                 "session_start_limit": {"total": 1000, "remaining": 999, "reset_after": 14400000, "max_concurrency": 1}}
 
     async def _get_application(self, call: Call) -> dict:

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import random
 import re
+import time
 
 import discord
 import pytest
@@ -15,16 +16,16 @@ from bot.settings import load_settings
 from engine import Deps, Engine, ModelError, ScriptedModel, Store, load_config
 from engine.state import AgentType
 from tests.conftest import CORPUS
-from tests.fake_discord import CommandNotAvailable, FakeDiscord
+from tests.fake_discord import DISCORD_EPOCH, CommandNotAvailable, FakeDiscord
 
 MANAGE_GUILD = discord.Permissions(manage_guild=True).value
 
 
 @contextlib.asynccontextmanager
-async def lorekeeper(tmp_path, fake: FakeDiscord, model: ScriptedModel, *, dev_guild: bool = True):
+async def lorekeeper(tmp_path, fake: FakeDiscord, model: ScriptedModel, *, dev_guild: bool = True, **overrides):
     async with Store.open(tmp_path / "bot.db") as store:
         engine = Engine(Deps(store, {a: model for a in AgentType}, load_config(), CORPUS, rng=random.Random(3)))
-        settings = load_settings(dev_guild=fake.guild_id if dev_guild else None)
+        settings = load_settings(dev_guild=fake.guild_id if dev_guild else None, **overrides)
         bot = FakeDiscord.fast_ready(LorekeeperBot(engine, settings))
         errors: list[str] = []
         bot.on_error = lambda event, *a, **k: errors.append(event)  # type: ignore[method-assign]
@@ -731,3 +732,77 @@ async def test_limits_refuse_politely_and_admins_see_the_days_use(fake, bot, mod
     data = (await (await fake.interaction("gm-admin telemetry", user="gm")).wait_response())["data"]
     [today] = [f for f in data["embeds"][0]["fields"] if f["name"] == "This server"]
     assert re.fullmatch(r"Today \(UTC \d{4}-\d\d-\d\d\): [\d,]+ tokens of 1,000,000 \(0%\), 1 turn\.", today["value"])
+
+
+def guild_on_shard(shard: int, count: int) -> int:
+    """A server id, as if created now, whose events Discord sends to `shard` of `count` ((id >> 22) % count)."""
+    ms = int(time.time() * 1000) - DISCORD_EPOCH
+    return (ms - ms % count + shard) << 22 | 1 << 17
+
+
+async def interrupted_turn(tmp_path, fake: FakeDiscord, model: ScriptedModel, channel: str = "general") -> str:
+    """A game whose process took a player's message and died before answering it."""
+    from engine.state import Message
+
+    cid = str(fake.channel(channel).id)
+    async with Store.open(tmp_path / "bot.db") as store:
+        engine = Engine(Deps(store, {a: model for a in AgentType}, load_config(), CORPUS, rng=random.Random(3)))
+        await engine.start_game(cid, str(fake.guild_id))
+        await engine.create_character(cid, str(fake.user("alice").id), "Aria", "fighter")
+        store.instance = "a-process-that-is-gone"
+        await store.begin_turn((await engine.session(cid)).id, Message(
+            channel_id=cid, author_id=str(fake.user("alice").id), author_name="alice", agent=AgentType.PLAYER,
+            text="I pull the lever."))
+    return cid
+
+
+async def statuses(bot: LorekeeperBot, cid: str) -> list[str]:
+    session = await bot.engine.session(cid)
+    return [m.status for m in await bot.engine.deps.store.messages(session.id, include_failed=True)]
+
+
+async def test_two_processes_split_by_shards_each_do_only_their_part(tmp_path, model):
+    """Shard 0's process syncs the commands; the server's shard's process gets its events, answers its slash
+    commands and reports its interrupted turns; the other process touches none of them."""
+    async with FakeDiscord(guild_id=guild_on_shard(1, 2)) as fake:
+        cid = await interrupted_turn(tmp_path, fake, model)
+        async with lorekeeper(tmp_path, fake, model, shard_count=2, shard_ids="0") as first:
+            assert [f.d["shard"] for f in fake.gateway_received(2)] == [[0, 2]]
+            assert sorted(first.shards) == [0] and not first.guilds  # READY with no servers: none is on shard 0
+            assert len(fake.calls("PUT", rf"/applications/\d+/guilds/{fake.guild_id}/commands")) == 1
+            await first.report_interrupted()  # as at its start (again, to be sure it has run): not its server
+            assert await statuses(first, cid) == ["ok", "pending"]
+            async with lorekeeper(tmp_path, fake, model, shard_count=2, shard_ids="1") as second:
+                assert [f.d["shard"] for f in fake.gateway_received(2)] == [[0, 2], [1, 2]]
+                assert [g.id for g in second.guilds] == [fake.guild_id]
+                [note] = await fake.wait_for("POST", rf"/channels/{cid}/messages")
+                assert "interrupted" in note.json["content"] and await statuses(second, cid) == ["ok", "interrupted"]
+                assert len(fake.calls("PUT", r"/applications/\d+/guilds/\d+/commands")) == 1  # not again
+                model.add("The lever groans, and the lantern turns.")
+                i = await fake.interaction("act", {"action": "I pull the lever again."}, user="alice")
+                assert (await i.wait_response())["type"] == 5
+                [reply] = await i.wait_followups(1)
+                assert reply["content"].startswith("The lever groans")
+        assert not fake.calls("GET", "/gateway/bot")  # the count was given: nothing to ask Discord
+        assert fake.unknown_routes == [] and fake.internal_errors == []
+
+
+async def test_with_no_shard_settings_discord_recommends_the_count_and_one_process_runs_them_all(
+        tmp_path, model, monkeypatch):
+    async def no_wait(self, shard_id, *, initial=False):  # discord.py waits 5 s between IDENTIFYs, as Discord asks
+        pass
+
+    monkeypatch.setattr(LorekeeperBot, "before_identify_hook", no_wait)
+    async with FakeDiscord(shards=2) as fake:
+        cid = await interrupted_turn(tmp_path, fake, model)
+        async with lorekeeper(tmp_path, fake, model) as bot:
+            assert len(fake.calls("GET", "/gateway/bot")) == 1 and bot.shard_count == 2
+            assert sorted(f.d["shard"] for f in fake.gateway_received(2)) == [[0, 2], [1, 2]]
+            assert sorted(bot.shards) == [0, 1] and [g.id for g in bot.guilds] == [fake.guild_id]
+            assert bot.get_guild(fake.guild_id).shard_id == fake.guild_id >> 22 & 1
+            await fake.wait_for("POST", rf"/channels/{cid}/messages")  # every server is this process's
+            model.add("You wait.")
+            i = await fake.interaction("act", {"action": "I wait."}, user="alice")
+            [reply] = await i.wait_followups(1)
+            assert reply["content"].startswith("You wait.")
+        assert fake.internal_errors == []

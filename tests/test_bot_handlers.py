@@ -82,10 +82,10 @@ def interaction(bot, uid="u1", name="bob", channel=None):
 
 @pytest.fixture
 async def bot(table):
-    b = LorekeeperBot(table.engine, load_settings())
-    b.table = table
-    yield b
-    await b.close()
+    # Entered, as main() does: an AutoShardedBot never entered nor started cannot close (discord.py 2.7).
+    async with LorekeeperBot(table.engine, load_settings()) as b:
+        b.table = table
+        yield b
 
 
 async def test_act_is_deferred_then_followed_up_with_the_reply_and_dice(bot):
@@ -315,3 +315,15 @@ async def test_act_with_debug_is_for_admins_and_shows_the_workings_for_that_acti
     await PlayCog(bot).act.callback(PlayCog(bot), admin, "I look around.", True)
     assert admin.channel.sent.texts()[-1].startswith("```\nagent: narrative")  # the debug report, this action only
     assert not await bot.engine.debug(CHANNEL)
+
+
+async def test_a_process_claims_interrupted_turns_by_the_games_stored_server_cached_or_not(table, monkeypatch):
+    from tests.test_shards import GUILD  # its shard of 4 is 2
+
+    monkeypatch.setenv("LOREKEEPER_SHARD_COUNT", "4")
+    monkeypatch.setenv("LOREKEEPER_SHARD_IDS", "2")
+    async with LorekeeperBot(table.engine, load_settings()) as mine:
+        assert mine.get_channel(12345) is None  # not in the cache: an archived thread, say
+        assert mine.runs_channel("12345", str(GUILD))
+        assert not mine.runs_channel("12345", str(GUILD + (1 << 22)))  # a server of shard 3: another process's
+        assert not mine.runs_channel("12345", None) and not mine.runs_channel("terminal", None)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
+import json
 import traceback
 
 import discord
@@ -271,3 +272,35 @@ async def test_files_threads_and_unknown_routes(fake, bot):
         await bot.http.request(discord.http.Route("GET", "/guilds/{guild_id}/bans", guild_id=fake.guild_id))
     assert [(c.method, c.path) for c in fake.unknown_routes] == [("GET", f"/guilds/{fake.guild_id}/bans")]
     fake.unknown_routes.clear()
+
+
+async def test_a_guild_goes_to_its_shard_only_and_a_bad_shard_is_refused():
+    import aiohttp
+
+    async with FakeDiscord(guild_id=(12345 << 22) | 7, shards=4) as fake:  # 12345 % 4: shard 1
+        async with aiohttp.ClientSession() as http:
+            gateway = await (await http.get(f"{fake.api_base}/gateway/bot", headers={"Authorization": f"Bot {fake.token}"})).json()
+            assert gateway["shards"] == 4
+
+            async def identify(shard: object) -> tuple[aiohttp.ClientWebSocketResponse, dict | None]:
+                ws = await http.ws_connect(gateway["url"] + "/?v=10&encoding=json")
+                assert (await ws.receive_json(timeout=5))["op"] == 10
+                await ws.send_json({"op": 2, "d": {"token": fake.token, "intents": 1 | 1 << 9, "shard": shard,
+                                                   "properties": {}}})  # GUILDS, GUILD_MESSAGES
+                msg = await ws.receive(timeout=5)
+                return ws, json.loads(msg.data) if msg.type == aiohttp.WSMsgType.TEXT else None
+
+            for bad in ([4, 4], [-1, 4], [0], "0,4"):
+                ws, frame = await identify(bad)
+                assert frame is None and ws.close_code == 4010, bad
+            other, ready = await identify([0, 4])
+            assert ready["t"] == "READY" and ready["d"]["guilds"] == [] and ready["d"]["shard"] == [0, 4]
+            own, ready = await identify([1, 4])
+            assert ready["d"]["guilds"] == [{"id": str(fake.guild_id), "unavailable": True}]
+            assert (await own.receive_json(timeout=5))["t"] == "GUILD_CREATE"
+            await fake.message("hello", author="alice")  # the guild's events: to shard 1's session only
+            assert (await own.receive_json(timeout=5))["t"] == "MESSAGE_CREATE"
+            with pytest.raises(asyncio.TimeoutError):
+                await other.receive_json(timeout=0.1)
+            await other.close()
+            await own.close()

@@ -106,7 +106,7 @@ class Terminal:
             self.out(f"=== {state.title} ===\n")
             self.out(wrap(intro, "  "))
         # A line typed last time that the program stopped before answering (a crash, a kill): say so once.
-        for lost in await self.engine.recover_interrupted(lambda channel_id: channel_id == self.channel):
+        for lost in await self.engine.recover_interrupted(lambda channel_id, _guild: channel_id == self.channel):
             self.out("\n" + wrap(interrupted_notice(lost)))
 
     async def last_narration(self) -> str:

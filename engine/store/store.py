@@ -150,20 +150,23 @@ class Store:
         except Exception as exc:  # closing down: the row goes stale and others clear it
             log.warning("unregister_failed", error=f"{type(exc).__name__}: {exc}")
 
-    async def recover_interrupted(self, where: Callable[[str], bool] = lambda channel_id: True) -> list[Message]:
-        """Turns whose process is gone (crashed, killed) before answering, in the channels `where` accepts (a front end
-        takes those it can tell players about): marked interrupted, and returned, once (also among processes)."""
+    async def recover_interrupted(self, where: Callable[[str, str | None], bool] = lambda channel_id, guild_id: True
+                                  ) -> list[Message]:
+        """Turns whose process is gone (crashed, killed) before answering, in the channels `where(channel_id,
+        guild_id)` accepts (a front end takes those it can tell players about; guild_id None: a terminal game):
+        marked interrupted, and returned, once (also among processes)."""
         orphans = await self.driver.write(self._recover(where))
         for r in orphans:
             log.warning("turn_interrupted", channel_id=r.channel_id, message_id=r.id)
         return orphans
 
-    def _recover(self, where: Callable[[str], bool]) -> Op[list[Message]]:
-        found = yield rows("SELECT messages.*, instances.host, instances.pid, instances.heartbeat_at FROM messages "
+    def _recover(self, where: Callable[[str, str | None], bool]) -> Op[list[Message]]:
+        found = yield rows("SELECT messages.*, instances.host, instances.pid, instances.heartbeat_at, sessions.guild_id "
+                           "FROM messages JOIN sessions ON sessions.id = messages.session_id "
                            "LEFT JOIN instances ON instances.id = messages.instance WHERE messages.status = 'pending'")
         orphans = []
         for r in found:
-            if r["instance"] == self.instance or not where(r["channel_id"]) or alive(r):
+            if r["instance"] == self.instance or not where(r["channel_id"], r["guild_id"]) or alive(r):
                 continue
             # Only the process whose update lands reports it: two starting at once must not both tell the table.
             if (yield run("UPDATE messages SET status = 'interrupted' WHERE id = ? AND status = 'pending'", r["id"])):
