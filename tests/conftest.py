@@ -42,20 +42,30 @@ def hermetic(tmp_path, monkeypatch):
 
 
 @pytest.fixture(scope="session")
-def postgres_server(tmp_path_factory):
-    """A real PostgreSQL for the session, from the pgserver wheel (its binaries ship inside it)."""
+def postgres_server():
+    """A real PostgreSQL for the session, from the pgserver wheel (its binaries ship inside it).
+
+    Its data lives in a folder of its own under the system's temporary directory, not pytest's: as root, pgserver
+    runs the server as another user, who must reach the folder, and pytest keeps its own folders private (and
+    prunes them when another pytest starts)."""
+    import shutil
+    import tempfile
+
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # platformdirs: no XDG_RUNTIME_DIR in CI containers
             import pgserver
     except ImportError:
         pytest.skip("PostgreSQL backend not tested: the pgserver package is not installed (pip install -e '.[dev]')")
+    folder = Path(tempfile.mkdtemp(prefix="lorekeeper-pg-"))
     try:
-        server = pgserver.get_server(tmp_path_factory.mktemp("postgres"), cleanup_mode="stop")
+        server = pgserver.get_server(folder, cleanup_mode="stop")
     except Exception as exc:  # no binaries for this platform, no permission to run them, …
+        shutil.rmtree(folder, ignore_errors=True)
         pytest.skip(f"PostgreSQL backend not tested: pgserver could not start a server ({type(exc).__name__}: {exc})")
     yield server
     server.cleanup()
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
