@@ -29,9 +29,12 @@ class Step:
     delay: float = 0.0  # seconds to wait before answering (for timeouts)
     usage: tuple[int, int] = (120, 30)  # input, output tokens
     cache_read: int = 0
+    cache_write: int = 0
     midstream_error: dict[str, Any] | None = None  # an error event after the first text chunk, inside a 200 stream
     gate: threading.Event | None = None  # after `gate_after` text chunks, the stream waits until this is set
     gate_after: int = 1
+    inject: list[str] = field(default_factory=list)  # raw SSE events sent after the first text chunk
+    keep_alive: bool = False  # stream with chunked encoding and keep the connection for the next request
 
 
 @dataclass
@@ -40,6 +43,7 @@ class Recorded:
     path: str
     headers: dict[str, str]
     body: Any
+    connection: int = 0  # which TCP connection carried it, numbered from 1
 
 
 class FakeLLMServer:
@@ -51,6 +55,7 @@ class FakeLLMServer:
         self.models_html = models_html  # answer the model list with a web page, like a misconfigured base URL
         self.requests: list[Recorded] = []
         self._server: asyncio.base_events.Server | None = None
+        self._connections = 0
         self.port = 0
 
     @property
@@ -71,16 +76,18 @@ class FakeLLMServer:
         self.steps.extend(steps)
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._connections += 1
+        connection = self._connections
         try:
             while True:
-                if not await self._one_request(reader, writer):
+                if not await self._one_request(reader, writer, connection):
                     break
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
         finally:
             writer.close()
 
-    async def _one_request(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
+    async def _one_request(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, connection: int) -> bool:
         line = await reader.readline()
         if not line:
             return False
@@ -91,7 +98,7 @@ class FakeLLMServer:
             headers[key.strip().lower()] = value.strip()
         raw = await reader.readexactly(int(headers.get("content-length", "0")))
         body = json.loads(raw) if raw else None
-        self.requests.append(Recorded(method, path, headers, body))
+        self.requests.append(Recorded(method, path, headers, body, connection))
         given = headers.get("x-api-key") or headers.get("authorization", "").removeprefix("Bearer ")
         if given != self.api_key:
             await self._send_json(writer, 401, {"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}})
@@ -119,16 +126,19 @@ class FakeLLMServer:
             await self._send_json(writer, 200, payload, step.headers)
             return True
         events = self._openai_events(step, body) if openai else self._anthropic_events(step, body)
-        head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n"
+        head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
+        head += "Transfer-Encoding: chunked\r\n" if step.keep_alive else "Connection: close\r\n"
         head += "".join(f"{k}: {v}\r\n" for k, v in step.headers.items()) + "\r\n"
         writer.write(head.encode())
         sent_text = 0
-        if step.midstream_error is not None:
+        if step.midstream_error is not None or step.inject:
             first_text = next(i for i, (_, is_text) in enumerate(events) if is_text)
-            err = step.midstream_error
-            bad = (f"event: error\ndata: {json.dumps({'type': 'error', 'error': err})}\n\n" if not openai
-                   else f"data: {json.dumps({'error': err})}\n\n")
-            events = events[: first_text + 1] + [(bad, False)]
+            rest = events[first_text + 1:]
+            if step.midstream_error is not None:
+                err = step.midstream_error
+                rest = [(f"event: error\ndata: {json.dumps({'type': 'error', 'error': err})}\n\n" if not openai
+                         else f"data: {json.dumps({'error': err})}\n\n", False)]
+            events = events[: first_text + 1] + [(e, False) for e in step.inject] + rest
         for event, is_text in events:
             if is_text and step.cut_after is not None and sent_text >= step.cut_after:
                 await writer.drain()
@@ -137,11 +147,15 @@ class FakeLLMServer:
             if is_text and step.gate is not None and sent_text == step.gate_after:
                 while not step.gate.is_set():  # (a thread's event: the test sets it from another loop)
                     await asyncio.sleep(0.01)
-            writer.write(event.encode())
+            data = event.encode()
+            writer.write(b"%x\r\n%s\r\n" % (len(data), data) if step.keep_alive else data)
             await writer.drain()
             sent_text += is_text
             await asyncio.sleep(0)
-        return False  # Connection: close after a stream
+        if step.keep_alive:
+            writer.write(b"0\r\n\r\n")
+            await writer.drain()
+        return step.keep_alive  # otherwise Connection: close after a stream
 
     async def _models(self, writer: asyncio.StreamWriter, path: str) -> None:
         def card(mid: str) -> dict[str, Any]:
@@ -188,7 +202,7 @@ class FakeLLMServer:
             "id": "msg_1", "type": "message", "role": "assistant", "model": body.get("model", "claude-test"), "content": [],
             "stop_reason": None, "stop_sequence": None,
             "usage": {"input_tokens": step.usage[0], "output_tokens": 1, "cache_read_input_tokens": step.cache_read,
-                      "cache_creation_input_tokens": 0}}}
+                      "cache_creation_input_tokens": step.cache_write}}}
         out = [(ev("message_start", start), False),
                (ev("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}), False),
                (ev("ping", {"type": "ping"}), False)]

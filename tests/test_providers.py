@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
+import threading
+from contextlib import aclosing
+
 import anthropic
 import openai
 import pytest
 
 from engine import ConfigError, TurnFailed
 from engine.config import load_config
+from engine.errors import ModelError, ProviderConfigError
+from engine.models import ChatMessage, Completion, ModelRequest, Usage
 from engine.providers import ProviderKeys, auto_provider, build_models, check_models
 from engine.providers.anthropic import AnthropicModel
 from engine.providers.local import local_available
@@ -169,6 +176,153 @@ async def test_anthropic_start_up_check_catches_an_unknown_model(server):
     config.agents[AgentType.NARRATIVE] = config.agent(AgentType.NARRATIVE).model_copy(update={"model": "claude-nope"})
     with pytest.raises(ConfigError, match="does not know the model 'claude-nope'"):
         await check_models(config, {AgentType.NARRATIVE: claude(server)})
+
+
+# --- Anthropic's stream, read raw -----------------------------------------------------------------------------------
+
+def hello() -> ModelRequest:
+    return ModelRequest(agent=AgentType.NARRATIVE, model="", system="s", context="", messages=[ChatMessage("user", "hi")])
+
+
+async def read(model, request: ModelRequest | None = None) -> list:
+    return [item async for item in model.stream(request or hello())]
+
+
+def sse(name: str, data: object) -> str:
+    return f"event: {name}\ndata: {data if isinstance(data, str) else json.dumps(data)}\n\n"
+
+
+def spy_responses(model: AnthropicModel) -> list:
+    """The HTTP responses the provider opens, to see that each is closed."""
+    opened, post = [], model.client.post
+
+    async def spying(*args, **kwargs):
+        opened.append(await post(*args, **kwargs))
+        return opened[-1]
+
+    model.client.post = spying
+    return opened
+
+
+async def test_anthropic_usage_comes_early_from_message_start_and_whole_from_message_delta(server):
+    server.add(Step("Hello there.", usage=(321, 17), cache_read=200, cache_write=50, stop_reason="stop_sequence",
+                    stop_sequence="</roll>"))
+    items = await read(claude(server))
+    assert items[0] == Usage(321, 0, 200, 50) and "".join(i for i in items if isinstance(i, str)) == "Hello there."
+    assert items[-1] == Completion("stop_sequence", "</roll>", Usage(321, 17, 200, 50))
+    sent = posts(server)[0]
+    key = sent.headers.get("x-api-key") or sent.headers.get("authorization", "").removeprefix("Bearer ")
+    assert sent.path == "/v1/messages" and key == KEY and "anthropic-version" in sent.headers
+    assert sent.body["stream"] is True and sent.body["model"] == "claude-test"
+
+
+async def test_anthropic_pings_thinking_and_unknown_events_are_skipped(server):
+    server.add(Step("Hello there.", chunk=4, inject=[
+        sse("ping", {"type": "ping"}), ": a comment\n\n",
+        sse("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                    "delta": {"type": "thinking_delta", "thinking": "hmm"}}),
+        sse("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                    "delta": {"type": "signature_delta", "signature": "abc"}}),
+        sse("content_block_frobnicate", {"type": "content_block_frobnicate", "what": 1}),
+        sse("frobnicate_later", "not even JSON: unknown events are not parsed")]))
+    items = await read(claude(server))
+    assert [i for i in items if isinstance(i, str)] == ["Hell", "o th", "ere."] and isinstance(items[-1], Completion)
+
+
+@pytest.mark.parametrize("kind,retryable,config", [
+    ("overloaded_error", True, False), ("invalid_request_error", False, False), ("authentication_error", False, True)])
+async def test_an_error_event_mid_reply_ends_the_stream_as_the_error_it_names(server, kind, retryable, config):
+    server.add(Step("Half a thou", midstream_error={"type": kind, "message": "Something went wrong"}))
+    model = claude(server)
+    opened = spy_responses(model)
+    got: list = []
+    with pytest.raises(ModelError) as err:
+        async for item in model.stream(hello()):
+            got.append(item)
+    assert got[1] == "Half a t" and err.value.retryable is retryable and isinstance(err.value, ProviderConfigError) is config
+    assert config or f"({kind}: Something went wrong)" in str(err.value)
+    assert opened[0].is_closed
+
+
+async def test_a_fatal_error_inside_an_anthropic_stream_is_not_retried(tmp_path, server):
+    server.add(Step("Half", midstream_error={"type": "invalid_request_error", "message": "prompt is too long"}))
+    table, ctx, sleeps = await table_with(tmp_path, claude(server))
+    try:
+        with pytest.raises(TurnFailed) as err:
+            await table.engine.take_turn(CHANNEL, "u1", "bob", "Hello.")
+        assert sleeps == [] and "prompt is too long" in err.value.reason
+    finally:
+        await ctx.__aexit__(None, None, None)
+
+
+@pytest.mark.parametrize("event", [
+    sse("content_block_delta", '{"type": "content_block_delta", "delta": {"type": "text_de'),
+    sse("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn"}}),  # no usage
+])
+async def test_an_unreadable_anthropic_event_is_a_clear_retryable_error(server, event):
+    server.add(Step("Hello there.", inject=[event]))
+    model = claude(server)
+    opened = spy_responses(model)
+    with pytest.raises(ModelError, match="Anthropic sent a stream event that could not be read") as err:
+        await read(model)
+    assert err.value.retryable and opened[0].is_closed
+
+
+@pytest.mark.parametrize("make", [claude, gpt])
+async def test_a_stream_read_to_its_end_leaves_its_connection_for_the_next_request(server, make):
+    server.add(*[Step("Hello there.", keep_alive=True) for _ in range(3)])
+    model = make(server)
+    await read(model)
+    await read(model)
+    async with aclosing(model.stream(hello())) as stream:
+        async for item in stream:
+            if isinstance(item, str):
+                break  # stopped early, as at a tag: that connection cannot be reused
+    server.add(Step("Hello there.", keep_alive=True))
+    await read(model)
+    first, second, third, fourth = (r.connection for r in posts(server))
+    assert first == second == third and fourth != third
+
+
+async def test_an_anthropic_stream_stopped_early_or_cancelled_closes_its_response(server):
+    gate = threading.Event()
+    server.add(Step("Hello there, traveller.", chunk=4), Step("Hello there, traveller.", chunk=4, gate=gate, gate_after=2))
+    model = claude(server)
+    opened = spy_responses(model)
+    async with aclosing(model.stream(hello())) as stream:
+        async for item in stream:
+            if isinstance(item, str):
+                break
+    assert opened[0].is_closed
+
+    started = asyncio.Event()
+
+    async def consume():
+        async for item in model.stream(hello()):
+            if item == "o th":
+                started.set()
+
+    task = asyncio.create_task(consume())
+    await asyncio.wait_for(started.wait(), 5)
+    await asyncio.sleep(0.05)  # waiting for the next line, held by the gate
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert opened[1].is_closed
+    gate.set()
+
+
+async def test_an_anthropic_stream_that_stalls_mid_reply_times_out(server):
+    gate = threading.Event()
+    server.add(Step("Hello there.", chunk=4, gate=gate))
+    model = claude(server, timeout=0.5)
+    opened = spy_responses(model)
+    try:
+        with pytest.raises(ModelError, match=r"^Anthropic timed out \(ReadTimeout") as err:
+            await read(model)
+    finally:
+        gate.set()
+    assert err.value.retryable and opened[0].is_closed
 
 
 # --- OpenAI-compatible -----------------------------------------------------------------------------------------------
