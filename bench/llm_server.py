@@ -2,7 +2,9 @@
 HTTP/1.1 keep-alive (chunked), answering every request after a fixed latency, as a remote API would.
 
 The first generation of a turn writes one roll tag; a continuation (the last message carries an observation)
-finishes the reply in prose. Run it as its own process, so its work is not the engine's:
+finishes the reply in prose. Stop sequences end a reply as the real APIs end it (the stream finishes normally,
+the stop left out, Anthropic naming the one that matched), so a connection is reused when the engine sends them.
+Run it as its own process, so its work is not the engine's:
 
     python bench/llm_server.py --port 0 --latency 1.0    (prints "port N" when it listens)
 """
@@ -50,9 +52,14 @@ class Server:
         last = request["messages"][-1]
         content = last["content"] if isinstance(last["content"], str) else json.dumps(last["content"])
         text = AFTER if "<observation" in content else FIRST
-        await asyncio.sleep(self.latency)
         openai = path.rstrip("/").endswith("/chat/completions")
-        events = openai_events(text) if openai else anthropic_events(text)
+        stops = request.get("stop" if openai else "stop_sequences") or []
+        stops = [stops] if isinstance(stops, str) else stops
+        cut = min(((text.find(s), s) for s in stops if s in text), default=None)
+        if cut is not None:
+            text = text[:cut[0]]
+        await asyncio.sleep(self.latency)
+        events = openai_events(text) if openai else anthropic_events(text, cut[1] if cut else None)
         writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
                      b"Transfer-Encoding: chunked\r\n\r\n")
         for event in events:
@@ -81,7 +88,7 @@ def openai_events(text: str) -> list[str]:
     return out
 
 
-def anthropic_events(text: str) -> list[str]:
+def anthropic_events(text: str, stopped_by: str | None = None) -> list[str]:
     def ev(name: str, data: dict) -> str:
         return f"event: {name}\ndata: {json.dumps(data)}\n\n"
 
@@ -95,7 +102,8 @@ def anthropic_events(text: str) -> list[str]:
                                        "delta": {"type": "text_delta", "text": text[i:i + CHUNK]}})
             for i in range(0, len(text), CHUNK)]
     out += [ev("content_block_stop", {"type": "content_block_stop", "index": 0}),
-            ev("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+            ev("message_delta", {"type": "message_delta", "delta": {
+                "stop_reason": "stop_sequence" if stopped_by else "end_turn", "stop_sequence": stopped_by},
                                  "usage": {"output_tokens": 30}}),
             ev("message_stop", {"type": "message_stop"})]
     return out
