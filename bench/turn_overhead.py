@@ -24,6 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bot.runtime import settle_heap  # noqa: E402
 from bot.settings import configure_logging  # noqa: E402
 from bot.terminal.session import Stream  # noqa: E402
 from engine import Deps, Engine, ScriptedModel, Store, load_config  # noqa: E402
@@ -68,6 +69,7 @@ async def main(history: int, turns: int, stream: bool, log_file: Path | None) ->
             for i in range(history):
                 model.add(*replies(i))
                 await engine.take_turn("bench", "u1", "bob", f"I try something clever, number {i}.")
+            settle_heap()  # as the bot does once it has started
             by_tags: dict[int, list[float]] = {0: [], 1: [], 3: []}
             samples: list[float] = []
             streamed: list[float] = []

@@ -144,3 +144,21 @@ async def test_an_unreachable_postgresql_is_a_clear_error_without_the_password()
         async with Store.open("postgresql://keeper:hunter2@127.0.0.1:1/lore"):
             pass
     assert "hunter2" not in str(raised.value) and "keeper@127.0.0.1:1/lore" in str(raised.value)
+
+
+async def test_sqlite_checkpoints_in_the_background_not_in_a_commit(tmp_path, monkeypatch):
+    import engine.store.sqlite as driver
+
+    def main_file_pages(name):
+        return (tmp_path / name).stat().st_size // 4096
+
+    monkeypatch.setattr(driver, "CHECKPOINT_EVERY", 1000.0)
+    async with Store.open(tmp_path / "never.db") as store:
+        await store.create_session("c", None, new_state())
+        assert main_file_pages("never.db") <= 1  # every table is still in the WAL: no commit checkpointed
+    monkeypatch.setattr(driver, "CHECKPOINT_EVERY", 0.05)
+    async with Store.open(tmp_path / "soon.db") as store:
+        await store.create_session("c", None, new_state())
+        await asyncio.sleep(0.5)
+        assert main_file_pages("soon.db") > 5  # the background checkpoint copied the WAL into the file
+        assert (await store.load_session("c")).state == new_state()

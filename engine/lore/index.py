@@ -12,6 +12,7 @@ search that did not ask for it.
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import os
@@ -158,6 +159,9 @@ class LoreIndex:
             self._client = None
             where = f"the Chroma server at {self._chroma_host}" if self._chroma_host else f"the lore index in {self.directory}"
             raise ConfigError(f"Cannot open {where}: {type(exc).__name__}: {exc}.") from exc
+        # Chroma's modules and client live as long as the process: out of the collector's full passes, which
+        # otherwise walk them all and stall every channel (as bot/runtime.py does for what loads at start-up).
+        gc.freeze()
         return self._client
 
     def _collection(self, scope: str, ref: str) -> Any:
