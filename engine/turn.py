@@ -201,9 +201,8 @@ async def debug_mode(turn: Turn, deps: Deps) -> bool:
     (which LOREKEEPER_DEBUG sets)."""
     if turn.debug_override is not None:
         return turn.debug_override
-    channel = await deps.store.debug(turn.session.channel_id)
-    if channel is not None:
-        return channel
+    if turn.session.debug is not None:  # the channel's switch, read with the session
+        return turn.session.debug
     agent = deps.config.agent(turn.route.agent).debug if turn.route is not None else None
     return deps.config.turn.debug if agent is None else agent
 

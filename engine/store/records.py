@@ -23,6 +23,7 @@ class Session:
     state: GameState
     version: int = 0  # bumped by every write of the state; writes compare it first
     guild_id: str | None = None  # the Discord server it is played in (None: the terminal)
+    debug: bool | None = None  # the channel's debug switch as the session was read (None: never set there)
 
 
 @dataclass

@@ -198,11 +198,15 @@ class Store:
         except ValidationError as exc:
             log.error("session_unreadable", channel_id=channel_id, error=str(exc))
             raise GameError("This channel's saved game cannot be read. A server admin can start over with /gm-admin reset.") from exc
-        return Session(found["id"], channel_id, state, found["version"], found["guild_id"])
+        debug = found["debug_set"]
+        return Session(found["id"], channel_id, state, found["version"], found["guild_id"],
+                       None if debug is None else bool(debug))
 
     def _session_row(self, channel_id: str) -> Op[Any]:
-        return (yield row("SELECT id, state, version, guild_id FROM sessions WHERE channel_id = ? AND active = 1",
-                          channel_id))
+        # The channel's debug switch comes along: every turn asks for it, and this saves it a read of its own.
+        return (yield row("SELECT sessions.id, state, version, guild_id, debug_set FROM sessions "
+                          "LEFT JOIN channel_settings ON channel_settings.channel_id = sessions.channel_id "
+                          "WHERE sessions.channel_id = ? AND active = 1", channel_id))
 
     async def create_session(self, channel_id: str, guild_id: str | None, state: GameState) -> Session:
         try:
