@@ -37,6 +37,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bot.runtime import settle_heap  # noqa: E402
 from bot.settings import configure_logging  # noqa: E402
 from engine import Deps, Engine, Store, load_config  # noqa: E402
 from engine.agents import AGENTS  # noqa: E402
@@ -96,6 +97,7 @@ async def play(channels: int, turns: int, url: str, provider: str, db: Path | st
             await engine.start_game(cid)
             await engine.create_character(cid, "u1", "Aria", "fighter")
         latencies: list[float] = []
+        settle_heap()  # as the bot does once it has started
 
         async def channel(cid: str) -> None:
             for t in range(turns):

@@ -593,3 +593,33 @@ async def test_a_base_url_without_v1_that_answers_404_gets_that_hint_and_connect
     with pytest.raises(ModelError, match=r"server at http://127\.0\.0\.1:1/v1 could not be reached"):
         async for _ in nowhere.stream(request):
             pass
+
+
+async def test_requests_take_the_connection_pools_in_turn_and_closing_closes_them_all(monkeypatch):
+    import httpx2
+
+    from engine.providers.pools import SpreadTransport, http_client
+
+    seen = []
+
+    class Pool(httpx2.AsyncBaseTransport):
+        def __init__(self, **kwargs):
+            self.limits, self.closed = kwargs["limits"], False
+
+        async def handle_async_request(self, request):
+            seen.append(self)
+            return httpx2.Response(200, request=request)
+
+        async def aclose(self):
+            self.closed = True
+
+    monkeypatch.setattr(httpx2, "AsyncHTTPTransport", Pool)
+    spread = SpreadTransport(pools=3)
+    assert {p.limits.max_keepalive_connections for p in spread.pools} == {33}  # the SDKs' 100, shared out
+    for _ in range(6):
+        await spread.handle_async_request(httpx2.Request("POST", "http://127.0.0.1/v1/chat/completions"))
+    assert seen == spread.pools * 2
+    await spread.aclose()
+    assert all(p.closed for p in spread.pools)
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.example:3128")  # a proxy: the SDK's own client, which honours it
+    assert http_client(dict) is None
