@@ -623,3 +623,21 @@ async def test_requests_take_the_connection_pools_in_turn_and_closing_closes_the
     assert all(p.closed for p in spread.pools)
     monkeypatch.setenv("HTTPS_PROXY", "http://proxy.example:3128")  # a proxy: the SDK's own client, which honours it
     assert http_client(dict) is None
+
+
+async def test_sse_events_are_the_same_however_the_bytes_are_cut():
+    from engine.providers.sse import events
+
+    stream = ("event: message_start\r\ndata: {\"a\": 1}\r\n\r\n: keep-alive\n\n"
+              "data: {\"text\": \"Ysolde sieht das Meer — 灯台\"}\n\n"
+              "event: two\rdata: first\rdata: second\r\r"
+              "data: [DONE]").encode()
+    expected = [("message_start", '{"a": 1}'), (None, '{"text": "Ysolde sieht das Meer — 灯台"}'),
+                ("two", "first\nsecond"), (None, "[DONE]")]
+
+    async def cut(size):
+        for i in range(0, len(stream), size):
+            yield stream[i:i + size]
+
+    for size in (1, 2, 3, 5, 7, 64, len(stream)):
+        assert [e async for e in events(cut(size))] == expected, size

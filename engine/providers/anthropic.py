@@ -66,7 +66,7 @@ class AnthropicModel:
         usage, completion = Usage(), None
         try:
             # Read to the end, past message_stop, so the connection goes back to the pool for the next request.
-            async for name, data in events(response.aiter_lines()):
+            async for name, data in events(response.aiter_bytes()):
                 if name not in _READ:
                     continue
                 event = json.loads(data)

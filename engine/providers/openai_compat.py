@@ -74,7 +74,7 @@ class OpenAICompatModel:
         usage, finish = Usage(), None
         try:
             done = False
-            async for _, data in events(response.aiter_lines()):
+            async for _, data in events(response.aiter_bytes()):
                 # After [DONE] the stream is read to its end (the chunked ending), so the connection goes back
                 # to the pool for the next request instead of being closed.
                 if done or data.startswith("[DONE]"):
