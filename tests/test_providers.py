@@ -318,7 +318,7 @@ async def test_an_anthropic_stream_that_stalls_mid_reply_times_out(server):
     model = claude(server, timeout=0.5)
     opened = spy_responses(model)
     try:
-        with pytest.raises(ModelError, match=r"^Anthropic timed out \(ReadTimeout") as err:
+        with pytest.raises(ModelError, match=r"^Anthropic at http://127\.0\.0\.1:\d+ timed out \(ReadTimeout") as err:
             await read(model)
     finally:
         gate.set()
@@ -593,6 +593,12 @@ async def test_a_base_url_without_v1_that_answers_404_gets_that_hint_and_connect
     with pytest.raises(ModelError, match=r"server at http://127\.0\.0\.1:1/v1 could not be reached"):
         async for _ in nowhere.stream(request):
             pass
+    gateway = AnthropicModel(kept(anthropic.AsyncAnthropic(api_key=KEY, base_url="http://127.0.0.1:1", max_retries=0,
+                                                           timeout=2)))
+    with pytest.raises(ModelError, match=r"^Anthropic at http://127\.0\.0\.1:1 could not be reached"):
+        async for _ in gateway.stream(request):
+            pass
+    assert AnthropicModel(anthropic.AsyncAnthropic(api_key=KEY))._where() == "Anthropic"  # the API itself: no URL
 
 
 async def test_requests_take_the_connection_pools_in_turn_and_closing_closes_them_all(monkeypatch):

@@ -36,7 +36,12 @@ class AnthropicModel:
         if isinstance(exc, anthropic.APIStatusError):
             return status_error("Anthropic", exc.status_code, _detail(exc), model=model, key_setting="ANTHROPIC_API_KEY",
                                 retry_after=retry_after_seconds(exc.response.headers))
-        return connection_error("Anthropic", exc)
+        return connection_error(self._where(), exc)
+
+    def _where(self) -> str:
+        """Who could not be reached: a gateway or proxy (ANTHROPIC_BASE_URL) is named, so its admin knows which."""
+        base = str(self.client.base_url).rstrip("/")
+        return "Anthropic" if base == "https://api.anthropic.com" else f"Anthropic at {base}"
 
     def body(self, request: ModelRequest) -> dict[str, Any]:
         messages: list[dict[str, Any]] = [{"role": m.role, "content": m.content} for m in request.messages]
@@ -93,7 +98,7 @@ class AnthropicModel:
             raise ModelError(f"Anthropic sent a stream event that could not be read ({type(exc).__name__}: {exc})",
                              retryable=True) from exc
         except Exception as exc:  # the transport failed mid-stream
-            raise connection_error("Anthropic", exc) from exc
+            raise connection_error(self._where(), exc) from exc
         finally:
             await response.aclose()
         if completion is None:
