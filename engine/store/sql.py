@@ -4,9 +4,10 @@ PostgreSQL runs it with an await per statement."""
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
-from typing import Any, Generator, Sequence, TypeVar
+from typing import Any, Awaitable, Callable, Generator, Protocol, Sequence, TypeVar
 
 T = TypeVar("T")
 
@@ -19,6 +20,31 @@ class Statement:
 
 
 Op = Generator[Statement, Any, T]
+
+
+class Driver(Protocol):
+    """One database: runs an operation whole, as one transaction."""
+
+    dialect: str  # sqlite | postgresql
+    where: str  # the database, named without secrets
+
+    async def read(self, op: Op[T]) -> T: ...
+
+    async def write(self, op: Op[T]) -> T: ...
+
+
+def reads(method: Callable[..., Op[T]]) -> Callable[..., Awaitable[T]]:
+    @functools.wraps(method)
+    async def read(self: Any, *args: Any, **kwargs: Any) -> T:
+        return await self.driver.read(method(self, *args, **kwargs))
+    return read
+
+
+def writes(method: Callable[..., Op[T]]) -> Callable[..., Awaitable[T]]:
+    @functools.wraps(method)
+    async def write(self: Any, *args: Any, **kwargs: Any) -> T:
+        return await self.driver.write(method(self, *args, **kwargs))
+    return write
 
 
 def rows(sql: str, *params: Any) -> Statement:

@@ -10,16 +10,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import hashlib
 import json
 import os
 import socket
 import uuid
 from contextlib import asynccontextmanager
-from datetime import datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
-from typing import Any, AsyncIterator, Awaitable, Callable, Protocol, TypeVar
+from typing import Any, AsyncIterator, Callable
 
 import structlog
 from pydantic import ValidationError
@@ -27,46 +26,23 @@ from pydantic import ValidationError
 from ..errors import ConfigError, GameAlreadyRunning, GameError, StaleSession
 from ..limits import today
 from ..state import GameState, Message, utcnow
+from .admin import AdminRecords
 from .records import (HEARTBEAT, OURS, STALE_AFTER, Committed, LastTurn, Session, ToolCallRow, TurnRecord,
-                      UndoableTurn, alive, message, tool_call)
+                      UndoableTurn, alive, message)
+from .reports import Reports
 from .schema import MIGRATIONS, MIGRATIONS_TABLE
-from .sql import Conflict, Op, many, row, rows, run, script, value
+from .sql import Conflict, Driver, Op, many, reads, row, rows, run, script, value, writes
 
 log = structlog.get_logger(__name__)
-T = TypeVar("T")
-
-
-class Driver(Protocol):
-    """One database: runs an operation whole, as one transaction."""
-
-    dialect: str  # sqlite | postgresql
-    where: str  # the database, named without secrets
-
-    async def read(self, op: Op[T]) -> T: ...
-
-    async def write(self, op: Op[T]) -> T: ...
-
-
-def reads(method: Callable[..., Op[T]]) -> Callable[..., Awaitable[T]]:
-    @functools.wraps(method)
-    async def read(self: "Store", *args: Any, **kwargs: Any) -> T:
-        return await self.driver.read(method(self, *args, **kwargs))
-    return read
-
-
-def writes(method: Callable[..., Op[T]]) -> Callable[..., Awaitable[T]]:
-    @functools.wraps(method)
-    async def write(self: "Store", *args: Any, **kwargs: Any) -> T:
-        return await self.driver.write(method(self, *args, **kwargs))
-    return write
 
 
 def is_postgres(target: Path | str) -> bool:
     return isinstance(target, str) and target.split("://", 1)[0] in ("postgresql", "postgres")
 
 
-class Store:
-    """The game's records over one database (`Store.open` picks SQLite for a path, PostgreSQL for a URL)."""
+class Store(AdminRecords, Reports):
+    """The game's records over one database (`Store.open` picks SQLite for a path, PostgreSQL for a URL); settings
+    and limits are in admin.py, the log's reports in reports.py."""
 
     def __init__(self, driver: Driver) -> None:
         self.driver = driver
@@ -349,26 +325,6 @@ class Store:
         """Tokens a game used outside a turn (a summary), counted against its server's budget."""
         yield from self._spent((yield value("SELECT guild_id FROM sessions WHERE id = ?", session_id)), None, tokens)
 
-    @reads
-    def usage(self, guild_id: str, day: str) -> Op[tuple[int, int]]:
-        """A server's (tokens, turns) on one UTC day."""
-        found = yield row("SELECT tokens, turns FROM guild_usage WHERE guild_id = ? AND day = ?", guild_id, day)
-        return (found["tokens"], found["turns"]) if found else (0, 0)
-
-    @reads
-    def limits(self, user_id: str, since: str, turns: int, guild_id: str | None, day: str
-               ) -> Op[tuple[list[str], tuple[int, int]]]:
-        """What the limits are judged on, in one read: when the user's newest `turns` turns since `since` began
-        (newest first), and the server's (tokens, turns) that day."""
-        recent = [] if not turns else [r[0] for r in (yield rows(
-            "SELECT created_at FROM messages WHERE author_id = ? AND instance IS NOT NULL AND created_at > ? "
-            "ORDER BY created_at DESC LIMIT ?", user_id, since, turns))]
-        spent = (0, 0)
-        if guild_id is not None:
-            found = yield row("SELECT tokens, turns FROM guild_usage WHERE guild_id = ? AND day = ?", guild_id, day)
-            spent = (found["tokens"], found["turns"]) if found else (0, 0)
-        return recent, spent
-
     # -- undo -----------------------------------------------------------------------------------------------------
 
     @reads
@@ -438,111 +394,3 @@ class Store:
     def _count_messages(self, session_id: int, after_id: int) -> Op[int]:
         return (yield value("SELECT COUNT(*) FROM messages WHERE session_id = ? AND id > ? AND status = 'ok'",
                             session_id, after_id)) or 0
-
-    @reads
-    def turns(self, session_id: int) -> Op[list[dict[str, Any]]]:
-        return [_turn(r) for r in (yield rows("SELECT * FROM turns WHERE session_id = ? ORDER BY id", session_id))]
-
-    @reads
-    def turns_for_analysis(self, channel_id: str | None = None, since: datetime | None = None
-                           ) -> Op[list[dict[str, Any]]]:
-        """Every turn (of one channel, or all; since a moment, or ever), with its tool calls, for `analyze`."""
-        where, params = [], []
-        if channel_id is not None:
-            where.append("sessions.channel_id = ?")
-            params.append(channel_id)
-        if since is not None:
-            where.append("turns.started_at >= ?")
-            params.append(since.isoformat())
-        clause = ("WHERE " + " AND ".join(where)) if where else ""
-        found = [_turn(r) for r in (yield rows(f"SELECT turns.*, sessions.channel_id FROM turns "
-                                               f"JOIN sessions ON sessions.id = turns.session_id {clause} "
-                                               f"ORDER BY turns.id", *params))]
-        calls: dict[int, list[ToolCallRow]] = {}
-        if found:
-            for r in (yield rows(f"SELECT tool_calls.* FROM tool_calls JOIN turns ON turns.id = tool_calls.turn_id "
-                                 f"JOIN sessions ON sessions.id = turns.session_id {clause} "
-                                 f"ORDER BY tool_calls.turn_id, seq", *params)):
-                calls.setdefault(r["turn_id"], []).append(tool_call(r))
-        for r in found:
-            r["calls"] = calls.get(r["id"], [])
-        return found
-
-    @reads
-    def tool_calls(self, turn_id: int) -> Op[list[ToolCallRow]]:
-        return [tool_call(r) for r in (yield rows("SELECT * FROM tool_calls WHERE turn_id = ? ORDER BY seq", turn_id))]
-
-    # -- settings -------------------------------------------------------------------------------------------------
-
-    @reads
-    def debug(self, channel_id: str) -> Op[bool | None]:
-        """This channel's debug switch: on, off, or None when nobody set it here (then the config decides)."""
-        on = yield value("SELECT debug_set FROM channel_settings WHERE channel_id = ?", channel_id)
-        return None if on is None else bool(on)
-
-    @writes
-    def set_debug(self, channel_id: str, on: bool) -> Op[None]:
-        yield run("INSERT INTO channel_settings (channel_id, debug, debug_set) VALUES (?, ?, ?) "
-                  "ON CONFLICT(channel_id) DO UPDATE SET debug = excluded.debug, debug_set = excluded.debug_set",
-                  channel_id, int(on), int(on))
-
-    @reads
-    def sources(self, channel_id: str) -> Op[bool | None]:
-        """Whether this channel shows a "Sources" line under replies; None: the config's default."""
-        on = yield value("SELECT sources FROM channel_settings WHERE channel_id = ?", channel_id)
-        return None if on is None else bool(on)
-
-    @writes
-    def set_sources(self, channel_id: str, on: bool) -> Op[None]:
-        yield run("INSERT INTO channel_settings (channel_id, debug, sources) VALUES (?, 0, ?) "
-                  "ON CONFLICT(channel_id) DO UPDATE SET sources = excluded.sources", channel_id, int(on))
-
-    @reads
-    def server_settings(self, guild_id: str) -> Op[str | None]:
-        """A server's settings as stored (JSON), or None when its admins never chose any."""
-        return (yield value("SELECT settings FROM server_settings WHERE guild_id = ?", guild_id))
-
-    @writes
-    def set_server_settings(self, guild_id: str, settings: str) -> Op[None]:
-        yield run("INSERT INTO server_settings (guild_id, settings, updated_at) VALUES (?, ?, ?) "
-                  "ON CONFLICT(guild_id) DO UPDATE SET settings = excluded.settings, updated_at = excluded.updated_at",
-                  guild_id, settings, utcnow().isoformat())
-
-    # -- telemetry ------------------------------------------------------------------------------------------------
-
-    @reads
-    def telemetry(self, session_id: int) -> Op[dict[str, Any]]:
-        """Counts from the turn log: turns, tool calls by tool, model usage."""
-        turns = [_turn(r) for r in (yield rows("SELECT * FROM turns WHERE session_id = ? ORDER BY id", session_id))]
-        tools = {r[0]: {"ok": int(r[1]), "calls": int(r[2])} for r in (yield rows(
-            "SELECT name, SUM(ok), COUNT(*) FROM tool_calls JOIN turns ON turns.id = tool_calls.turn_id "
-            "WHERE turns.session_id = ? GROUP BY name ORDER BY COUNT(*) DESC, name", session_id))}
-        lore = [(bool(r[0]), json.loads(r[1])) for r in (yield rows(
-            "SELECT ok, meta FROM tool_calls JOIN turns ON turns.id = tool_calls.turn_id "
-            "WHERE turns.session_id = ? AND name IN ('get_lore_slice', 'search_lore', 'recall')", session_id))]
-        calls = [c for t in turns for c in t["model_calls"]]
-        latencies = sorted(c["latency_ms"] for c in calls)
-        lookups = [m for ok, m in lore if ok]
-        cacheable = [m for m in lookups if "cache_hit" in m]
-        lore_latency = sorted(m["latency_ms"] for m in lookups if "latency_ms" in m)
-        return {
-            "turns": len(turns), "failed_turns": sum(t["status"] == "failed" for t in turns),
-            "tools": tools, "model_calls": len(calls),
-            "input_tokens": sum(c["input_tokens"] for c in calls), "output_tokens": sum(c["output_tokens"] for c in calls),
-            "cache_read_tokens": sum(c["cache_read_tokens"] for c in calls),
-            "latency_ms_p50": latencies[len(latencies) // 2] if latencies else None,
-            "by_agent": {a: sum(t["agent"] == a for t in turns) for a in sorted({t["agent"] for t in turns})},
-            "lore": {
-                "calls": len(lore), "denied": sum(1 for ok, m in lore if not ok and m.get("denied")),
-                "tokens_returned": sum(m.get("tokens", 0) for m in lookups),
-                "cache_hit_ratio": round(sum(1 for m in cacheable if m["cache_hit"]) / len(cacheable), 3) if cacheable else None,
-                "latency_ms_p50": lore_latency[len(lore_latency) // 2] if lore_latency else None,
-                "turns_citing": sum(1 for t in turns if t["sources"]),
-            },
-        }
-
-
-def _turn(r: Any) -> dict[str, Any]:
-    return dict(r) | {"model_calls": json.loads(r["model_calls"]), "sources": json.loads(r["sources"]),
-                      "checks": json.loads(r["checks"]), "suggestions": json.loads(r["suggestions"]),
-                      "feedback": None if r["feedback"] is None else json.loads(r["feedback"])}
