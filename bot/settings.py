@@ -16,7 +16,7 @@ from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_va
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from engine.config import EngineConfig, load_config
-from engine.content import describe_validation
+from engine.validation import describe_validation
 from engine.errors import ConfigError
 from engine.providers import ProviderKeys
 from engine.store import is_postgres

@@ -9,9 +9,9 @@ from typing import Literal
 from pydantic import Field, ValidationError
 
 from .agents import AGENTS
-from .content import describe_validation
 from .errors import ConfigError
 from .state import AgentType, Model
+from .validation import describe_validation
 
 DEFAULT_CONFIG = Path(__file__).with_name("lorekeeper.toml")
 
@@ -132,7 +132,7 @@ def load_config(path: Path | None = None) -> EngineConfig:
     raw = _read(DEFAULT_CONFIG)
     if path is not None:
         raw = _merge(raw, _read(path))
-    for table in ("turn", "lore", "agents", "prices"):
+    for table in ("turn", "lore", "limits", "agents", "prices"):
         if not isinstance(raw.get(table, {}), dict):
             raise ConfigError(f"Config file {path}: [{table}] must be a table of settings, not a single value.")
     unknown = set(raw.get("agents", {})) - {a.value for a in AGENTS}
@@ -142,4 +142,4 @@ def load_config(path: Path | None = None) -> EngineConfig:
     try:
         return EngineConfig.model_validate(raw)
     except ValidationError as exc:
-        raise ConfigError(f"Config file {path or DEFAULT_CONFIG} is invalid:\n{describe_validation(exc)}") from exc
+        raise ConfigError(f"Config file {path or DEFAULT_CONFIG} is invalid:\n{describe_validation(exc, raw, EngineConfig)}") from exc

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import difflib
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import yaml
 from pydantic import BaseModel, Field, ValidationError
 
 from .errors import ConfigError, GameError
 from .state import NPC, Encounter, GameState, Location, Model, Party, Quest
+from .validation import describe_validation, problems
 
 
 class Adventure(Model):
@@ -26,37 +28,7 @@ class Adventure(Model):
 
     def check_references(self) -> list[str]:
         """Every broken cross-reference, as a sentence naming both ends."""
-        problems: list[str] = []
-        for kind, items in (("location", self.locations), ("npc", self.npcs), ("quest", self.quests), ("encounter", self.encounters)):
-            seen: set[str] = set()
-            for item in items:
-                if item.id in seen:
-                    problems.append(f"{kind} id '{item.id}' is used twice")
-                seen.add(item.id)
-        locations = {loc.id: loc for loc in self.locations}
-        secrets = {s.id for loc in self.locations for s in loc.secrets}
-        if self.start_location not in locations:
-            problems.append(f"start_location '{self.start_location}' is not a location")
-        for loc in self.locations:
-            for exit_ in loc.exits:
-                if exit_.to not in locations:
-                    problems.append(f"location '{loc.id}' has an exit to unknown location '{exit_.to}'")
-                if exit_.requires and loc.secret(exit_.requires) is None and exit_.requires not in loc.flags:
-                    problems.append(f"exit '{loc.id}' -> '{exit_.to}' requires '{exit_.requires}', which is neither a secret nor a flag of '{loc.id}'")
-        npc_ids = {n.id for n in self.npcs}
-        for npc in self.npcs:
-            if npc.location is not None and npc.location not in locations:
-                problems.append(f"npc '{npc.id}' is at unknown location '{npc.location}'")
-            for sid in npc.knows_secrets:
-                if sid not in secrets:
-                    problems.append(f"npc '{npc.id}' knows unknown secret '{sid}'")
-        for quest in self.quests:
-            if quest.giver is not None and quest.giver not in npc_ids:
-                problems.append(f"quest '{quest.id}' is given by unknown npc '{quest.giver}'")
-        for enc in self.encounters:
-            if enc.location not in locations:
-                problems.append(f"encounter '{enc.id}' is at unknown location '{enc.location}'")
-        return problems
+        return references(self.model_dump())
 
     def new_game(self, seed: int) -> GameState:
         return GameState(
@@ -71,6 +43,86 @@ class Adventure(Model):
             quests={q.id: q.model_copy(deep=True) for q in self.quests},
             encounters={e.id: e.model_copy(deep=True) for e in self.encounters},
         )
+
+
+def references(raw: dict[str, Any]) -> list[str]:
+    """Every broken cross-reference of an adventure's data (also of data that failed validation elsewhere, so one
+    pass reports everything), as a sentence naming both ends."""
+    def items(key: str) -> list[dict[str, Any]]:
+        found = raw.get(key)
+        return [i for i in found if isinstance(i, dict)] if isinstance(found, list) else []
+
+    def ids(key: str) -> set[str]:
+        return {i["id"] for i in items(key) if isinstance(i.get("id"), str)}
+
+    problems: list[str] = []
+    for kind, key in (("location", "locations"), ("npc", "npcs"), ("quest", "quests"), ("encounter", "encounters")):
+        seen: set[str] = set()
+        for item in items(key):
+            ident = item.get("id")
+            if isinstance(ident, str) and ident in seen:
+                problems.append(f"{kind} id '{ident}' is used twice")
+            seen.add(ident) if isinstance(ident, str) else None
+    locations = ids("locations")
+    secrets = {s.get("id") for loc in items("locations") for s in loc.get("secrets") or [] if isinstance(s, dict)}
+    start = raw.get("start_location")
+    if isinstance(start, str) and start not in locations:
+        problems.append(f"start_location '{start}' is not a location" + _suggest(start, locations))
+    for loc in items("locations"):
+        own = {s.get("id") for s in loc.get("secrets") or [] if isinstance(s, dict)}
+        flags = loc.get("flags") if isinstance(loc.get("flags"), dict) else {}
+        for exit_ in [e for e in loc.get("exits") or [] if isinstance(e, dict)]:
+            to, needs = exit_.get("to"), exit_.get("requires")
+            if isinstance(to, str) and to not in locations:
+                problems.append(f"location '{loc.get('id')}' has an exit to unknown location '{to}'" + _suggest(to, locations))
+            if isinstance(needs, str) and needs not in own and needs not in flags:
+                problems.append(f"exit '{loc.get('id')}' -> '{to}' requires '{needs}', which is neither a secret nor a "
+                                f"flag of '{loc.get('id')}'")
+    npcs = ids("npcs")
+    for npc in items("npcs"):
+        where = npc.get("location")
+        if isinstance(where, str) and where not in locations:
+            problems.append(f"npc '{npc.get('id')}' is at unknown location '{where}'" + _suggest(where, locations))
+        for sid in npc.get("knows_secrets") or []:
+            if isinstance(sid, str) and sid not in secrets:
+                problems.append(f"npc '{npc.get('id')}' knows unknown secret '{sid}'")
+    for quest in items("quests"):
+        giver = quest.get("giver")
+        if isinstance(giver, str) and giver not in npcs:
+            problems.append(f"quest '{quest.get('id')}' is given by unknown npc '{giver}'" + _suggest(giver, npcs))
+    for enc in items("encounters"):
+        where = enc.get("location")
+        if isinstance(where, str) and where not in locations:
+            problems.append(f"encounter '{enc.get('id')}' is at unknown location '{where}'" + _suggest(where, locations))
+    return problems
+
+
+def _suggest(name: str, known: set[str]) -> str:
+    close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def check_adventure(path: Path) -> list[str]:
+    """Every problem of an adventure file, found in one pass: its YAML, each field (named by ids), and each
+    cross-reference. Empty: the file is good."""
+    try:
+        raw = yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER)
+    except OSError as exc:
+        return [f"cannot be read: {exc.strerror}"]
+    except UnicodeDecodeError as exc:
+        return [f"is not UTF-8 text ({exc.reason} at byte {exc.start})"]
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+        return [f"{where}not valid YAML ({getattr(exc, 'problem', None) or exc})"]
+    if not isinstance(raw, dict):
+        return ["must hold a mapping (name: value lines) at the top level"]
+    try:
+        Adventure.model_validate(raw)
+        found = []
+    except ValidationError as exc:
+        found = problems(exc, raw, Adventure)
+    return found + references(raw)
 
 
 M = TypeVar("M", bound=BaseModel)
@@ -92,7 +144,7 @@ def load_yaml_model(path: Path, model: type[M], what: str) -> M:
     try:
         return model.model_validate(raw)
     except ValidationError as exc:
-        raise ConfigError(f"The {what} {path} is invalid:\n{describe_validation(exc)}") from exc
+        raise ConfigError(f"The {what} {path} is invalid:\n{describe_validation(exc, raw, model)}") from exc
 
 
 _ADVENTURES: dict[Path, tuple[tuple[int, int], Adventure]] = {}
@@ -110,23 +162,14 @@ def load_adventure(path: Path) -> Adventure:
     cached = _ADVENTURES.get(path)
     if cached is not None and version is not None and cached[0] == version:
         return cached[1]
+    found = check_adventure(path)
+    if found:
+        raise ConfigError(f"The adventure file {path} has {len(found)} problem{'s' if len(found) > 1 else ''} "
+                          f"(`lorekeeper adventure check {path}` lists them again):\n" + "\n".join(f"- {p}" for p in found))
     adventure = load_yaml_model(path, Adventure, "adventure file")
-    problems = adventure.check_references()
-    if problems:
-        raise ConfigError(f"The adventure file {path} has broken references:\n" + "\n".join(f"- {p}" for p in problems))
     if version is not None:
         _ADVENTURES[path] = (version, adventure)
     return adventure
-
-
-def describe_validation(exc: ValidationError) -> str:
-    """Pydantic's errors as short lines: where, then what."""
-    lines = []
-    for err in exc.errors():
-        where = ".".join(str(p) for p in err["loc"]) or "(top level)"
-        msg = err["msg"].removeprefix("Value error, ")  # a validator's own sentence needs no prefix
-        lines.append(f"- {where}: {msg}")
-    return "\n".join(lines)
 
 
 def list_adventures(corpus_dir: Path) -> dict[str, Path]:

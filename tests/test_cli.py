@@ -95,7 +95,7 @@ def test_bad_scripts_are_clear_errors(tmp_path, capsys):
     assert code == 2 and "not valid YAML" in err
     bad.write_text(yaml.safe_dump({"steps": [{"sey": "typo"}]}))
     code, _, err = play(tmp_path, capsys, "--script", str(bad))
-    assert code == 2 and "steps.0.say" in err
+    assert code == 2 and "steps[#1].sey: 'sey' is not a field here: did you mean 'say'?" in err
     code, _, err = play(tmp_path, capsys, "--script", str(tmp_path / "missing.yaml"))
     assert code == 2 and "Cannot read the script" in err
     bad.write_text(yaml.safe_dump({"character": {"name": "Bo", "class": "rogue"},

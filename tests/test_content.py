@@ -48,7 +48,8 @@ def test_minimal_adventure_loads_and_starts(tmp_path):
     (lambda d: d["quests"][0].update(giver="ghost"), "unknown npc 'ghost'"),
     (lambda d: d["encounters"][0].update(location="moon"), "unknown location 'moon'"),
     (lambda d: d["locations"].append(dict(d["locations"][0])), "location id 'a' is used twice"),
-    (lambda d: d["npcs"][0].update(attitude="grumpy"), "npcs.0.attitude"),
+    (lambda d: d["npcs"][0].update(attitude="grumpy"), "npcs[n].attitude: must be one of 'friendly', 'neutral', "
+                                                       "'wary' or 'hostile' (got 'grumpy')"),
     (lambda d: d.update(colour="red"), "colour"),
 ])
 def test_broken_adventures_name_the_problem(tmp_path, mutate, message):
@@ -64,7 +65,7 @@ def test_broken_adventures_name_the_problem(tmp_path, mutate, message):
 def test_bad_yaml_and_wrong_shapes(tmp_path):
     with pytest.raises(ConfigError, match="not valid YAML"):
         load_adventure(write(tmp_path, "id: [unclosed"))
-    with pytest.raises(ConfigError, match="mapping at the top level"):
+    with pytest.raises(ConfigError, match=r"mapping \(name: value lines\) at the top level"):
         load_adventure(write(tmp_path, "- just\n- a list\n"))
 
 
@@ -109,3 +110,29 @@ def test_an_adventure_is_parsed_once_and_again_when_its_file_changes(tmp_path):
     game = first.new_game(1)
     next(iter(game.npcs.values())).hp = 0
     assert next(iter(first.npcs)).hp != 0  # a game's changes never reach the shared adventure
+
+
+def test_a_check_reports_every_problem_in_one_pass_named_by_ids(tmp_path):
+    import copy
+
+    from engine.content import check_adventure
+
+    data = copy.deepcopy(MINIMAL)
+    data["npcs"][0].update(atitude="warm", max_hp="lots", location="harbor")
+    data["npcs"].append({"name": "Nameless", "persona": "p"})
+    data["locations"][0]["exits"].append({"too": "b"})
+    data["quests"][0]["giver"] = "nn"
+    data["encounters"][0]["enemies"] = []
+    assert check_adventure(write(tmp_path, data)) == [
+        "locations[a].exits[#2].to: is required but missing",
+        "locations[a].exits[#2].too: 'too' is not a field here: did you mean 'to'?",
+        "npcs[n].max_hp: must be a whole number (got 'lots')",
+        "npcs[n].atitude: 'atitude' is not a field here: did you mean 'attitude'?",
+        "npcs[#2].id: is required but missing",
+        "encounters[e].enemies: must have at least 1 item",
+        "npc 'n' is at unknown location 'harbor'",
+        "quest 'q' is given by unknown npc 'nn' (did you mean 'n'?)",
+    ]
+    [bad_yaml] = check_adventure(write(tmp_path, "id: tiny\ntitle: [unclosed\n", "broken"))
+    assert bad_yaml.startswith("line 3, column 1: not valid YAML (") and "']'" in bad_yaml
+    assert check_adventure(CORPUS / "adventures" / "saltmere-lantern" / "adventure.yaml") == []

@@ -82,8 +82,8 @@ def test_shard_ids_read_as_ranges_and_lists_below_the_count(monkeypatch):
     ("4", "one", "- shard_ids: 'one' is not a list of shard ids; write it like 0-3 or 0,2,5"),
     ("4", "-1", "- shard_ids: '-1' is not a list of shard ids; write it like 0-3 or 0,2,5"),
     ("4", "[0, 1]", "- shard_ids: '[0, 1]' is not a list of shard ids; write it like 0-3 or 0,2,5"),
-    ("0", None, "- shard_count: Input should be greater than or equal to 1"),
-    ("two", "0", "- shard_count: Input should be a valid integer"),
+    ("0", None, "- shard_count: must be at least 1 (got '0')"),
+    ("two", "0", "- shard_count: must be a whole number (got 'two')"),
 ])
 def test_bad_shard_settings_are_one_clear_line_each(monkeypatch, count, ids, said):
     for name, value in (("LOREKEEPER_SHARD_COUNT", count), ("LOREKEEPER_SHARD_IDS", ids)):
