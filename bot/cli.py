@@ -54,7 +54,43 @@ def parser() -> argparse.ArgumentParser:
     analyze.add_argument("--channel", help="one channel (a Discord channel id, or terminal:<game>)")
     analyze.add_argument("--since", type=_date, help="only turns since this day (YYYY-MM-DD)")
     analyze.add_argument("--db", help="database file or postgresql:// URL (default: LOREKEEPER_DB or data/lorekeeper.db)")
+    adventure = sub.add_parser("adventure", help="check adventure files",
+                               description="Adventures are YAML files (docs/adventure-format.md describes them).")
+    adventure_sub = adventure.add_subparsers(dest="adventure_command", required=True)
+    check = adventure_sub.add_parser("check", help="report every problem of adventure files in one pass")
+    check.add_argument("path", nargs="?", type=Path,
+                       help="an adventure.yaml, its folder, or a corpus folder to check every adventure in "
+                            "(default: LOREKEEPER_CORPUS or corpus/)")
     return top
+
+
+def run_adventure_check(args: argparse.Namespace) -> int:
+    """Every problem of every adventure found at the path; exit 1 when there is any."""
+    from engine.content import check_adventure, list_adventures
+    from engine.errors import ConfigError
+
+    from .settings import load_settings
+
+    path = args.path or load_settings().corpus
+    if path.is_file():
+        files = [path]
+    elif (path / "adventure.yaml").is_file():
+        files = [path / "adventure.yaml"]
+    else:
+        files = list(list_adventures(path).values())
+        if not files:
+            raise ConfigError(f"No adventure found at {path}: give an adventure.yaml, its folder, or a corpus folder "
+                              f"holding adventures/<id>/adventure.yaml.")
+    bad = 0
+    for file in files:
+        found = check_adventure(file)
+        if found:
+            bad += 1
+            print(f"{file}: {len(found)} problem{'s' if len(found) > 1 else ''}")
+            print("\n".join(f"  - {p}" for p in found))
+        else:
+            print(f"{file}: good")
+    return 1 if bad else 0
 
 
 def _date(text: str) -> datetime:
@@ -197,6 +233,8 @@ def main(argv: list[str] | None = None) -> int:
             run_lore(args)
         elif args.command == "analyze":
             asyncio.run(run_analyze(args))
+        elif args.command == "adventure":
+            return run_adventure_check(args)
     except GameError as exc:
         print(f"lorekeeper: {exc.message}", file=sys.stderr)
         return 2

@@ -493,3 +493,21 @@ def test_help_loads_nothing_but_the_standard_library():
                           cwd=Path(__file__).resolve().parent.parent)
     assert "usage: lorekeeper" in done.stdout
     assert done.stderr.strip().splitlines()[-1] == "[]", done.stderr
+
+
+def test_adventure_check_lists_every_problem_and_fails_until_they_are_fixed(tmp_path, capsys):
+    folder = tmp_path / "corpus" / "adventures" / "tiny"
+    folder.mkdir(parents=True)
+    (folder / "adventure.yaml").write_text(
+        "id: tiny\ntitle: T\nintro: hi\nstart_location: quay\nlocations:\n"
+        "  - {id: quay, name: Quay, description: d, exits: [{to: mil}]}\n  - {id: mill, name: Mill, description: d}\n"
+        "npcs:\n  - {id: tom, name: Tom, persona: p, hp: many, location: quay}\n")
+    assert main(["adventure", "check", str(tmp_path / "corpus")]) == 1
+    out = capsys.readouterr().out
+    assert out.endswith("adventure.yaml: 2 problems\n  - npcs[tom].hp: must be a whole number (got 'many')\n"
+                        "  - location 'quay' has an exit to unknown location 'mil' (did you mean 'mill'?)\n")
+    text = (folder / "adventure.yaml").read_text().replace("hp: many", "hp: 8").replace("to: mil}", "to: mill}")
+    (folder / "adventure.yaml").write_text(text)
+    assert main(["adventure", "check", str(folder)]) == 0 and capsys.readouterr().out.endswith("adventure.yaml: good\n")
+    assert main(["adventure", "check", str(tmp_path)]) == 2
+    assert "No adventure found at" in capsys.readouterr().err
