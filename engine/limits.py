@@ -13,7 +13,7 @@ from .state import utcnow
 
 if TYPE_CHECKING:
     from .config import LimitSettings
-    from .store import Store
+    from .store import Rate, Store
 
 
 class RateLimited(GameError):
@@ -65,6 +65,15 @@ async def enforce(store: "Store", settings: "LimitSettings", user_id: str, guild
     day = today()
     recent, (tokens, played) = await store.limits(user_id, window_start(settings), turns, guild_id, day)
     refuse(settings, recent if rate else [], Usage(day, tokens, played, settings.guild_daily_tokens))
+
+
+def rate(settings: "LimitSettings", guild_id: str | None) -> "Rate | None":
+    """The rate a turn's first write holds the player to (servers only), or None."""
+    from .store import Rate
+
+    if guild_id is None or not settings.user_turns:
+        return None
+    return Rate(settings.user_turns, window_start(settings), lambda recent: refuse(settings, recent, None))
 
 
 def refuse(settings: LimitSettings, recent: list[str], usage: Usage | None, now: datetime | None = None) -> None:

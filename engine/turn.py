@@ -166,8 +166,10 @@ async def begin(turn: Turn, deps: Deps) -> None:
     fresh = Message(channel_id=turn.session.channel_id, author_id=turn.author_id, author_name=turn.author_name,
                     agent=AgentType.PLAYER, npc_id=npc_id, text=turn.text, witnesses=list(state.party.npc_ids))
     if turn.player is None:
+        # Stored before anything can fail; a refusal here (the player's turn rate, judged again under the write)
+        # stores nothing, as the checks' refusals do.
+        await deps.store.begin_turn(turn.session.id, fresh, limits.rate(deps.config.limits, turn.session.guild_id))
         turn.player = fresh
-        await deps.store.begin_turn(turn.session.id, turn.player)
     else:  # played again on a newer state: the stored message stays; who it speaks to and who hears it may not
         turn.player.npc_id, turn.player.witnesses = fresh.npc_id, fresh.witnesses
     turn.record = TurnRecord(seq=turn.seq, agent=chosen.agent, npc_id=npc_id, status="ok", seed=turn.seed,

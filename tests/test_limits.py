@@ -111,3 +111,22 @@ async def test_a_failed_turn_still_pays_for_its_model_calls(tmp_path):
             await engine.take_turn(CHANNEL, "u1", "ann", "I reach.")
         usage = await engine.usage("g1")
         assert usage.tokens > 0 and usage.turns == 1
+
+
+async def test_turns_begun_at_once_in_several_channels_cannot_all_slip_under_the_rate(tmp_path):
+    import asyncio
+
+    model, config = ScriptedModel(latency=0.01), limited(user_turns=2, user_window_s=60)
+    async with table(tmp_path / "race.db", model, config) as engine:
+        for channel in ("c2", "c3"):
+            await engine.start_game(channel, "g1")
+            await engine.create_character(channel, "u1", "Aria", "fighter")
+        model.add("One.", "Two.", "Three.")
+        results = await asyncio.gather(*(engine.take_turn(c, "u1", "ann", f"I act in {c}.")
+                                         for c in (CHANNEL, "c2", "c3")), return_exceptions=True)
+        assert sorted(type(r).__name__ for r in results) == ["RateLimited", "TurnResult", "TurnResult"]
+        stored = 0
+        for channel in (CHANNEL, "c2", "c3"):
+            session = await engine.session(channel)
+            stored += sum(m.author_id == "u1" for m in await engine.deps.store.messages(session.id, include_failed=True))
+        assert stored == 2  # the refused turn left nothing behind

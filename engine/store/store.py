@@ -27,7 +27,7 @@ from ..errors import ConfigError, GameAlreadyRunning, GameError, StaleSession
 from ..limits import today
 from ..state import GameState, Message, utcnow
 from .admin import AdminRecords
-from .records import (HEARTBEAT, OURS, STALE_AFTER, Committed, LastTurn, Session, ToolCallRow, TurnRecord,
+from .records import (HEARTBEAT, OURS, STALE_AFTER, Committed, LastTurn, Rate, Session, ToolCallRow, TurnRecord,
                       UndoableTurn, alive, message)
 from .reports import Reports
 from .schema import MIGRATIONS, MIGRATIONS_TABLE
@@ -224,10 +224,20 @@ class Store(AdminRecords, Reports):
             m.id = yield from self._insert_message(session_id, m)
 
     @writes
-    def begin_turn(self, session_id: int, player_message: Message) -> Op[int]:
-        """Store the player's words the moment their turn starts (pending), so a crash cannot lose them."""
-        player_message.status = "pending"
+    def begin_turn(self, session_id: int, player_message: Message, rate: Rate | None = None) -> Op[int]:
+        """Store the player's words the moment their turn starts (pending), so a crash cannot lose them.
+
+        With `rate`, the player's recent turns are counted in the same transaction, one player at a time, and
+        `rate.refuse` may refuse this one (then nothing is stored): turns begun at the same instant in several
+        channels cannot all slip under the limit."""
         m = player_message
+        if rate is not None:
+            if self.driver.dialect == "postgresql":  # SQLite's write lock already takes writers one at a time
+                yield value("SELECT pg_advisory_xact_lock(hashtext(?))", f"turns:{m.author_id}")
+            rate.refuse([r[0] for r in (yield rows(
+                "SELECT created_at FROM messages WHERE author_id = ? AND instance IS NOT NULL AND created_at > ? "
+                "ORDER BY created_at DESC LIMIT ?", m.author_id, rate.since, rate.turns))])
+        player_message.status = "pending"
         m.id = yield value(
             "INSERT INTO messages (session_id, channel_id, turn_id, author_id, author_name, agent, npc_id, text, status, "
             "witnesses, created_at, instance) VALUES (?, ?, NULL, ?, ?, ?, ?, ?, 'pending', ?, ?, ?) RETURNING id",
