@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import discord
 
+from engine.rules import proficiencies
+
 from engine.state import Character, GameState
 from engine.tools.combat import tracker_rows
 
@@ -24,6 +26,7 @@ def sheet_embed(ch: Character) -> discord.Embed:
     abilities = "  ".join(f"**{a[:3].upper()}** {getattr(ch.abilities, a)} ({ch.abilities.mod(a):+d})"
                           for a in type(ch.abilities).model_fields)
     embed.add_field(name="Abilities", value=abilities, inline=False)
+    embed.add_field(name="Proficiencies", value=proficiencies(ch), inline=False)
     embed.add_field(name="Conditions", value=", ".join(ch.conditions) or "none", inline=False)
     return embed
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pydantic import ValidationError
 
 from .errors import BadInput
+from .rules import CLASS_SAVES, CLASS_SKILLS
 from .state import ABILITIES, Abilities, Character, Currency, Item, modifier
 
 STANDARD_ARRAY = (15, 14, 13, 12, 10, 8)
@@ -77,6 +78,7 @@ def make_character(owner_id: str, name: str, class_name: str, level: int = 1) ->
     try:
         return Character(owner_id=owner_id, name=name, char_class=cls.name, level=level, hp=max_hp, max_hp=max_hp,
                          ac=ac, abilities=abilities, hit_die=cls.hit_die, hit_dice=level, inventory=kit,
-                         currency=Currency(gp=cls.gold))
+                         currency=Currency(gp=cls.gold), saves=list(CLASS_SAVES[cls.name]),
+                         skills=list(CLASS_SKILLS[cls.name]))
     except ValidationError as exc:  # pragma: no cover - the checks above keep every class valid
         raise BadInput(f"Cannot make that character: {exc.errors()[0]['msg']}") from exc

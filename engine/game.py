@@ -12,7 +12,7 @@ from typing import AsyncIterator, Awaitable, Callable, Mapping, TypeVar
 
 import structlog
 
-from . import limits, server_settings, summary, turn
+from . import limits, rules, server_settings, summary, turn
 from .characters import make_character
 from .config import EngineConfig
 from .content import find_adventure
@@ -287,6 +287,19 @@ class Engine:
     def roll(self, expression: str) -> Roll:
         """A roll at the table, outside any turn."""
         return roll_dice(expression, self.deps.rng)
+
+    async def player_check(self, channel_id: str, owner_id: str, author_name: str, what: str,
+                           mode: rules.Mode = None, *, save: bool = False) -> tuple[str, rules.Check]:
+        """A check or saving throw players roll themselves (/check, /save), by their sheet; it enters the game's
+        history, so the GM reacts to it. Returns the character's name and the result."""
+        session = await self.session(channel_id)
+        character = session.state.characters.get(owner_id)
+        if character is None:
+            raise NoCharacter()
+        result = rules.check(character, what, self.deps.rng, mode, save=save)
+        article = "an" if result.label[0] in "AEIOU" else "a"
+        await self.record_roll(channel_id, owner_id, author_name, result.roll, f"{article} {result.label}")
+        return character.name, result
 
     async def record_roll(self, channel_id: str, owner_id: str, author_name: str, rolled: Roll,
                           reason: str | None = None) -> str | None:

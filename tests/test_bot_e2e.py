@@ -807,3 +807,20 @@ async def test_with_no_shard_settings_discord_recommends_the_count_and_one_proce
             [reply] = await i.wait_followups(1)
             assert reply["content"].startswith("You wait.")
         assert fake.internal_errors == []
+
+
+async def test_check_and_save_roll_from_the_sheet_and_the_gm_sees_them(fake, bot, model):
+    cid = await game_with_players(bot, fake)
+    offered = await fake.autocomplete("check", {"skill": "sl"}, focused="skill", user="alice")
+    assert (await offered.wait_response())["data"]["choices"] == [{"name": "Sleight of Hand", "value": "sleight of hand"}]
+    said = (await (await fake.interaction("check", {"skill": "athletics", "advantage": "advantage"},
+                                          user="alice")).wait_response())["data"]
+    assert re.fullmatch(r"🎲 Aria: Athletics check \(proficient\) 1d20\+4 adv → \d+ \(2d20kh1 .*", said["content"])
+    said = (await (await fake.interaction("save", {"ability": "wisdom"}, user="bob")).wait_response())["data"]
+    assert re.fullmatch(r"🎲 Bram: Wisdom saving throw \(proficient\) 1d20\+3 → \d+ .*", said["content"])
+    refused = (await (await fake.interaction("check", {"skill": "stelth"}, user="alice")).wait_response())["data"]
+    assert refused["flags"] & 64 and "Did you mean stealth?" in refused["content"]
+    session = await bot.engine.session(cid)
+    lines = [m.text for m in await bot.engine.deps.store.messages(session.id) if m.agent is AgentType.PLAYER]
+    assert lines[-2].startswith("Aria rolls 1d20+4 adv →") and lines[-2].endswith("for an Athletics check.")
+    assert lines[-1].startswith("Bram rolls 1d20+3 →") and lines[-1].endswith("for a Wisdom saving throw.")

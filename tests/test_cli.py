@@ -511,3 +511,18 @@ def test_adventure_check_lists_every_problem_and_fails_until_they_are_fixed(tmp_
     assert main(["adventure", "check", str(folder)]) == 0 and capsys.readouterr().out.endswith("adventure.yaml: good\n")
     assert main(["adventure", "check", str(tmp_path)]) == 2
     assert "No adventure found at" in capsys.readouterr().err
+
+
+def test_checks_and_saves_from_the_sheet_at_the_keyboard(tmp_path, capsys):
+    script = tmp_path / "c.yaml"
+    script.write_text(yaml.safe_dump({"character": {"name": "Bo", "class": "rogue"}, "steps": [
+        {"say": "/check stealth adv"}, {"say": "/save int"}, {"say": "/check"}, {"say": "/check stelth"},
+        {"say": "/sheet"}]}))
+    code, out, err = play(tmp_path, capsys, "--script", str(script), "--seed", "2")
+    assert code == 0, err
+    out = " ".join(out.split())  # as wrapped to the screen
+    assert re.search(r"🎲 Bo: Stealth check \(proficient\) 1d20\+4 adv → \d+ \(2d20kh1", out)
+    assert re.search(r"🎲 Bo: Intelligence saving throw \(proficient\) 1d20\+4 → \d+", out)
+    assert "Say what to roll: /check stealth" in out and "Did you mean stealth?" in out
+    assert "Proficiency +2 · saves: Dexterity, Intelligence · skills: Stealth, Sleight of Hand, Perception, " \
+           "Deception" in out

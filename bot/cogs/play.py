@@ -13,6 +13,8 @@ from discord.ext import commands
 from engine import GameError, NoGameRunning
 from engine.dice import Roll
 from engine.limits import BudgetSpent, RateLimited
+from engine.rules import SKILLS, title
+from engine.state import ABILITIES
 
 from ..client import LorekeeperBot
 from .admin import is_admin
@@ -146,6 +148,38 @@ class PlayCog(commands.Cog):
         who = f"{discord.utils.escape_markdown(character)} ({player})" if character else player
         why = f" for {discord.utils.escape_markdown(reason)}" if reason else ""
         await interaction.response.send_message(f"🎲 {who} rolls {dice.describe()}{why}", allowed_mentions=NO_PINGS)
+
+    @app_commands.command(name="check")
+    @app_commands.guild_only()
+    @app_commands.describe(skill="A skill (stealth, perception, …) or an ability (strength, dex, …)",
+                           advantage="Roll twice and keep the higher (advantage) or the lower (disadvantage)")
+    async def check(self, interaction: discord.Interaction, skill: app_commands.Range[str, 1, 40],
+                    advantage: Literal["advantage", "disadvantage"] | None = None) -> None:
+        """Roll a check from your character's sheet (the Game Master sees the result)."""
+        await self._rolled(interaction, skill, advantage, save=False)
+
+    @check.autocomplete("skill")
+    async def skill_autocomplete(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
+        return [app_commands.Choice(name=title(name), value=name) for name in [*SKILLS, *ABILITIES]
+                if current.lower() in name][:25]
+
+    @app_commands.command(name="save")
+    @app_commands.guild_only()
+    @app_commands.describe(ability="The ability the saving throw uses",
+                           advantage="Roll twice and keep the higher (advantage) or the lower (disadvantage)")
+    async def save(self, interaction: discord.Interaction,
+                   ability: Literal["strength", "dexterity", "constitution", "intelligence", "wisdom", "charisma"],
+                   advantage: Literal["advantage", "disadvantage"] | None = None) -> None:
+        """Roll a saving throw from your character's sheet (the Game Master sees the result)."""
+        await self._rolled(interaction, ability, advantage, save=True)
+
+    async def _rolled(self, interaction: discord.Interaction, what: str, mode: str | None, *, save: bool) -> None:
+        name, result = await self.bot.engine.player_check(str(interaction.channel_id), str(interaction.user.id),
+                                                          interaction.user.display_name, what, mode, save=save)
+        mark = " (proficient)" if result.proficient else ""
+        await interaction.response.send_message(
+            f"🎲 {discord.utils.escape_markdown(name)}: {result.label}{mark} {result.roll.describe()}",
+            allowed_mentions=NO_PINGS)
 
     @app_commands.command(name="quests")
     @app_commands.guild_only()

@@ -241,7 +241,9 @@ def sheet(ch: Character, ansi: bool) -> str:
         pack.add_row(item.name, str(item.quantity))
     if not ch.inventory:
         pack.add_row("nothing", "")
-    return _show(ansi, head, vitals, abilities, pack, Text(f"Coin: {ch.currency.describe()}"))
+    from engine.rules import proficiencies
+
+    return _show(ansi, head, vitals, abilities, Text(proficiencies(ch)), pack, Text(f"Coin: {ch.currency.describe()}"))
 
 
 def inventory(ch: Character, ansi: bool) -> str:

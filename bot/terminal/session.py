@@ -28,6 +28,7 @@ from .render import Markdown, Wrapper, bold, clean, rendered
 
 HELP = """Type what your character does, or @Name to speak to someone here. Commands:
   /roll 2d6 [for X]  roll dice           /sheet        your character sheet
+  /check stealth [adv|dis], /save dex     a check or saving throw from your sheet
   /inventory         what you carry      /quests       the quest log
   /rest short|long   rest                /status       where you are, the party, any combat
   /sources on|off    name the lore used  /debug [on|off] the GM's report on its tools
@@ -81,7 +82,7 @@ class Terminal:
     commands: dict[str, Callable[[str], Awaitable[None]]] = field(init=False)
 
     def __post_init__(self) -> None:
-        self.commands = {"/roll": self.cmd_roll, "/sheet": self.cmd_sheet, "/inventory": self.cmd_inventory,
+        self.commands = {"/check": self.cmd_check, "/save": self.cmd_save, "/roll": self.cmd_roll, "/sheet": self.cmd_sheet, "/inventory": self.cmd_inventory,
                          "/quests": self.cmd_quests, "/rest": self.cmd_rest, "/status": self.cmd_status, "/help": self.cmd_help,
                          "/sources": self.cmd_sources, "/debug": self.cmd_debug, "/undo": self.cmd_undo,
                          "/retry": self.cmd_retry, "/new": self.cmd_new}
@@ -265,6 +266,25 @@ class Terminal:
         rolled = self.engine.roll(expression.strip())
         name = await self.engine.record_roll(self.channel, self.user_id, self.user_name, rolled, reason or None)
         self.out(f"🎲 {name + ' rolls ' if name else ''}{rolled.describe()}{' for ' + reason.strip() if reason.strip() else ''}")
+
+    async def cmd_check(self, text: str) -> None:
+        """`/check stealth [adv|dis]`: a check from your sheet; the GM sees it in the story."""
+        await self._rolled(text, save=False)
+
+    async def cmd_save(self, text: str) -> None:
+        """`/save dex [adv|dis]`: a saving throw from your sheet."""
+        await self._rolled(text, save=True)
+
+    async def _rolled(self, text: str, *, save: bool) -> None:
+        words = text.split()
+        mode = {"adv": "advantage", "advantage": "advantage", "dis": "disadvantage",
+                "disadvantage": "disadvantage"}.get(words[-1].lower()) if words else None
+        what = " ".join(words[:-1] if mode else words)
+        if not what:
+            self.out("Say what to roll: /check stealth, /check strength adv, /save dex.")
+            return
+        name, result = await self.engine.player_check(self.channel, self.user_id, self.user_name, what, mode, save=save)
+        self.out(f"🎲 {name}: {result.label}{' (proficient)' if result.proficient else ''} {result.roll.describe()}")
 
     async def cmd_sheet(self, _: str) -> None:
         self.out(render.sheet(await self.engine.character(self.channel, self.user_id), self.color))

@@ -1,0 +1,108 @@
+"""5e checks and saving throws (SRD 5.1, CC-BY-4.0): which ability each skill uses, the saves and skills each class
+is proficient in, the proficiency bonus by level, and the roll that follows from a character's sheet."""
+
+from __future__ import annotations
+
+import difflib
+import random
+from dataclasses import dataclass
+from typing import Literal
+
+from .dice import Roll, roll
+from .errors import BadInput
+from .state import ABILITIES, Character
+
+SKILLS: dict[str, str] = {
+    "acrobatics": "dexterity", "animal handling": "wisdom", "arcana": "intelligence", "athletics": "strength",
+    "deception": "charisma", "history": "intelligence", "insight": "wisdom", "intimidation": "charisma",
+    "investigation": "intelligence", "medicine": "wisdom", "nature": "intelligence", "perception": "wisdom",
+    "performance": "charisma", "persuasion": "charisma", "religion": "intelligence", "sleight of hand": "dexterity",
+    "stealth": "dexterity", "survival": "wisdom",
+}
+SHORT = {"str": "strength", "dex": "dexterity", "con": "constitution", "int": "intelligence", "wis": "wisdom",
+         "cha": "charisma"}
+# Saving throws each class is proficient in (SRD), and the skills a new character of the class takes from the
+# class's list (the SRD lets the player choose; these are the usual picks).
+CLASS_SAVES: dict[str, tuple[str, str]] = {
+    "barbarian": ("strength", "constitution"), "bard": ("dexterity", "charisma"), "cleric": ("wisdom", "charisma"),
+    "druid": ("intelligence", "wisdom"), "fighter": ("strength", "constitution"), "monk": ("strength", "dexterity"),
+    "paladin": ("wisdom", "charisma"), "ranger": ("strength", "dexterity"), "rogue": ("dexterity", "intelligence"),
+    "sorcerer": ("constitution", "charisma"), "warlock": ("wisdom", "charisma"), "wizard": ("intelligence", "wisdom"),
+}
+CLASS_SKILLS: dict[str, tuple[str, ...]] = {
+    "barbarian": ("athletics", "perception"), "bard": ("performance", "persuasion", "deception"),
+    "cleric": ("insight", "religion"), "druid": ("nature", "perception"), "fighter": ("athletics", "perception"),
+    "monk": ("acrobatics", "stealth"), "paladin": ("athletics", "persuasion"),
+    "ranger": ("stealth", "survival", "perception"), "rogue": ("stealth", "sleight of hand", "perception", "deception"),
+    "sorcerer": ("arcana", "persuasion"), "warlock": ("arcana", "deception"), "wizard": ("arcana", "investigation"),
+}
+Mode = Literal["advantage", "disadvantage"] | None
+
+
+def title(skill: str) -> str:
+    """"sleight of hand" → "Sleight of Hand"."""
+    return " ".join(w if w == "of" else w.capitalize() for w in skill.split())
+
+
+def proficiency_bonus(level: int) -> int:
+    return 2 + (max(1, level) - 1) // 4
+
+
+def saves_of(ch: Character) -> tuple[str, ...]:
+    """The saving throws a character is proficient in (a character made before they were kept: its class's)."""
+    return tuple(ch.saves) or CLASS_SAVES.get(ch.char_class, ())
+
+
+def skills_of(ch: Character) -> tuple[str, ...]:
+    return tuple(ch.skills) or CLASS_SKILLS.get(ch.char_class, ())
+
+
+@dataclass(frozen=True)
+class Check:
+    label: str  # "Stealth check", "Dexterity saving throw"
+    ability: str
+    proficient: bool
+    modifier: int
+    roll: Roll
+
+    def outcome(self, dc: int | None) -> str:
+        """The roll and, against a DC, whether it succeeds (a natural 20 or 1 decides nothing on a check)."""
+        text = f"{self.label} {self.roll.describe()}"
+        return text if dc is None else f"{text} vs DC {dc}: {'success' if self.roll.total >= dc else 'failure'}"
+
+
+def proficiencies(ch: Character) -> str:
+    """The sheet's line of proficiencies: the bonus, the saves and the skills."""
+    saves = ", ".join(a.capitalize() for a in saves_of(ch)) or "none"
+    skills = ", ".join(title(s) for s in skills_of(ch)) or "none"
+    return f"Proficiency +{proficiency_bonus(ch.level)} · saves: {saves} · skills: {skills}"
+
+
+def ability_of(what: str) -> str | None:
+    key = " ".join(what.strip().lower().split())
+    return SHORT.get(key[:3]) if key[:3] in SHORT and (key in SHORT or key in ABILITIES) else None
+
+
+def check(ch: Character, what: str, rng: random.Random, mode: Mode = None, *, save: bool = False) -> Check:
+    """A skill or ability check (`save`: a saving throw) by the sheet: the ability's modifier, plus the
+    proficiency bonus when the character is proficient, on 1d20 (2d20 keeping one with advantage/disadvantage)."""
+    key = " ".join(what.strip().lower().split())
+    ability = ability_of(key)
+    if save:
+        if ability is None:
+            raise BadInput(f"'{what}' is not an ability: a saving throw is strength, dexterity, constitution, "
+                           f"intelligence, wisdom or charisma (or str, dex, …).")
+        proficient, label = ability in saves_of(ch), f"{ability.capitalize()} saving throw"
+    elif key in SKILLS:
+        ability, proficient, label = SKILLS[key], key in skills_of(ch), f"{title(key)} check"
+    elif ability is not None:
+        proficient, label = False, f"{ability.capitalize()} check"
+    else:
+        close = difflib.get_close_matches(key, [*SKILLS, *ABILITIES], n=1, cutoff=0.6)
+        raise BadInput(f"'{what}' is neither a skill nor an ability." + (f" Did you mean {close[0]}?" if close else "")
+                       + f" Skills: {', '.join(SKILLS)}.")
+    bonus = ch.abilities.mod(ability) + (proficiency_bonus(ch.level) if proficient else 0)
+    expression = f"1d20{bonus:+d}" if bonus else "1d20"
+    if mode is not None:
+        expression += " adv" if mode == "advantage" else " dis"
+    return Check(label, ability, proficient, bonus, roll(expression, rng))
