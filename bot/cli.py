@@ -33,6 +33,8 @@ def parser() -> argparse.ArgumentParser:
     play.add_argument("--adventure", help="adventure id for a new game (default: the first in the corpus)")
     play.add_argument("--name", help="your character's name, for a new character")
     play.add_argument("--class", dest="char_class", help="your character's class, for a new character")
+    play.add_argument("--character", type=Path, help="a JSON character file to play, for a new character "
+                      "(docs/character-format.md)")
     play.add_argument("--db", help="database file or postgresql:// URL (default: LOREKEEPER_DB or data/lorekeeper.db)")
     play.add_argument("--seed", type=int, help="seed for a new game's dice, to replay a session exactly")
     bot = sub.add_parser("bot", help="run the Discord bot", description="Run the Discord bot (settings: .env.example).")
@@ -189,6 +191,7 @@ async def run_play(args: argparse.Namespace) -> None:
     async with running_engine(settings, config, models, rng) as engine:
         terminal = Terminal(engine, f"terminal:{game}", "local", player_name(), ask=None if script else read_line,
                             write=None if script else _write, color=colour_screen())
+        terminal.character_file = args.character
         if script is not None:
             try:
                 await play_script(terminal, script, model, args.seed)

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import difflib
-
 from dataclasses import dataclass
+from typing import Any
 
-from pydantic import ValidationError
+from pydantic import Field, NonNegativeInt, PositiveInt, ValidationError, field_validator
 
 from .errors import BadInput
-from .rules import CLASS_SAVES, CLASS_SKILLS
-from .state import ABILITIES, Abilities, Character, Currency, Item, modifier
+from .rules import CLASS_SAVES, CLASS_SKILLS, SKILLS
+from .state import ABILITIES, Abilities, Character, Currency, Item, Model, modifier
+from .validation import describe_validation
 
 STANDARD_ARRAY = (15, 14, 13, 12, 10, 8)
 
@@ -46,8 +47,10 @@ CLASSES: dict[str, CharacterClass] = {c.name: c for c in (
 )}
 
 
-def make_character(owner_id: str, name: str, class_name: str, level: int = 1) -> Character:
-    """A ready-to-play character: standard array by class, average hit points per level, class kit."""
+def make_character(owner_id: str, name: str, class_name: str, level: int = 1,
+                   abilities: Abilities | None = None) -> Character:
+    """A ready-to-play character: standard array by class (or the scores given), average hit points per level,
+    class kit."""
     name = " ".join(name.split())
     cls = CLASSES.get(class_name.strip().lower())
     if cls is None:
@@ -62,8 +65,9 @@ def make_character(owner_id: str, name: str, class_name: str, level: int = 1) ->
         raise BadInput(f"'{name}' looks like a command, not a name: give your character's name first.")
     if any(ch in name for ch in "<>@`*_~|#[]:"):
         raise BadInput("A character's name may not contain < > @ ` * _ ~ | # [ ] or :.")
-    scores = dict(zip(cls.priorities, STANDARD_ARRAY))
-    abilities = Abilities(**{a: scores[a] for a in ABILITIES})
+    if abilities is None:
+        scores = dict(zip(cls.priorities, STANDARD_ARRAY))
+        abilities = Abilities(**{a: scores[a] for a in ABILITIES})
     con = modifier(abilities.constitution)
     dex = modifier(abilities.dexterity)
     max_hp = max(1, cls.hit_die + con + (level - 1) * max(1, cls.hit_die // 2 + 1 + con))
@@ -82,3 +86,57 @@ def make_character(owner_id: str, name: str, class_name: str, level: int = 1) ->
                          skills=list(CLASS_SKILLS[cls.name]))
     except ValidationError as exc:  # pragma: no cover - the checks above keep every class valid
         raise BadInput(f"Cannot make that character: {exc.errors()[0]['msg']}") from exc
+
+
+class CharacterFile(Model):
+    """A character to import (docs/character-format.md): what is left out comes from the class, as /char create
+    would make it."""
+
+    name: str
+    class_: str = Field(alias="class")
+    level: int = Field(1, ge=1, le=20)
+    abilities: Abilities | None = None
+    max_hp: PositiveInt | None = None
+    hp: NonNegativeInt | None = None
+    ac: int | None = Field(None, ge=1, le=40)
+    saves: list[str] | None = None
+    skills: list[str] | None = None
+    inventory: list[Item] | None = None
+    currency: Currency | None = None
+
+    @field_validator("saves")
+    @classmethod
+    def _abilities(cls, value: list[str] | None) -> list[str] | None:
+        return None if value is None else [_known(v, ABILITIES, "an ability") for v in value]
+
+    @field_validator("skills")
+    @classmethod
+    def _skills(cls, value: list[str] | None) -> list[str] | None:
+        return None if value is None else [_known(v, tuple(SKILLS), "a skill") for v in value]
+
+
+def _known(value: str, known: tuple[str, ...], what: str) -> str:
+    key = " ".join(value.strip().lower().split())
+    if key in known:
+        return key
+    close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+    raise ValueError(f"'{value}' is not {what}" + (f": did you mean '{close[0]}'?" if close else f" ({', '.join(known)})"))
+
+
+def import_character(owner_id: str, data: Any) -> Character:
+    """A character from an imported file's JSON data, checked field by field; BadInput lists every problem."""
+    if not isinstance(data, dict):
+        raise BadInput("A character file holds one JSON object ({\"name\": …, \"class\": …}); see docs/character-format.md.")
+    try:
+        given = CharacterFile.model_validate(data)
+    except ValidationError as exc:
+        raise BadInput("The character file has problems:\n" + describe_validation(exc, data, CharacterFile)) from exc
+    made = make_character(owner_id, given.name, given.class_, given.level, given.abilities)
+    update: dict[str, Any] = {k: v for k, v in (("max_hp", given.max_hp), ("ac", given.ac), ("saves", given.saves),
+                                                 ("skills", given.skills), ("inventory", given.inventory),
+                                                 ("currency", given.currency)) if v is not None}
+    max_hp = update.get("max_hp", made.max_hp)
+    hp = given.hp if given.hp is not None else max_hp
+    if hp > max_hp:
+        raise BadInput(f"The character file has problems:\n- hp: {hp} is more than max_hp ({max_hp})")
+    return Character.model_validate(made.model_dump() | update | {"hp": hp})

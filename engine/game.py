@@ -8,12 +8,12 @@ from collections import defaultdict
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import AsyncIterator, Awaitable, Callable, Mapping, TypeVar
+from typing import Any, AsyncIterator, Awaitable, Callable, Mapping, TypeVar
 
 import structlog
 
 from . import limits, rules, server_settings, summary, turn
-from .characters import make_character
+from .characters import import_character, make_character
 from .config import EngineConfig
 from .content import find_adventure
 from .context import speaker_label
@@ -152,15 +152,23 @@ class Engine:
     # -- characters and the party ---------------------------------------------------------------------------------
 
     async def create_character(self, channel_id: str, owner_id: str, name: str, char_class: str, level: int = 1) -> Character:
+        return await self._join(channel_id, owner_id, lambda: make_character(owner_id, name, char_class, level))
+
+    async def import_character(self, channel_id: str, owner_id: str, data: Any) -> Character:
+        """A character from a file's JSON (docs/character-format.md), joining the game as /char create would."""
+        return await self._join(channel_id, owner_id, lambda: import_character(owner_id, data))
+
+    async def _join(self, channel_id: str, owner_id: str, make: Callable[[], Character]) -> Character:
+        character = make()  # checked before the game is read: a bad file changes nothing
+
         def change(session: Session, _: list[Message]) -> Character:
-            state = session.state
+            state, name = session.state, character.name
             if owner_id in state.characters:
                 raise BadInput(f"You already play {state.characters[owner_id].name} in this game.")
             if state.find_character(name) is not None or state.find_npc(name) is not None:
                 raise BadInput(f"Someone called {name} is already in this game; choose another name.")
             if state.combat.active:
                 raise BadInput("A fight is under way; make your character when it is over.")
-            character = make_character(owner_id, name, char_class, level)
             state.characters[owner_id] = character
             state.party.player_ids.append(owner_id)
             return character

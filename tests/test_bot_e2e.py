@@ -824,3 +824,19 @@ async def test_check_and_save_roll_from_the_sheet_and_the_gm_sees_them(fake, bot
     lines = [m.text for m in await bot.engine.deps.store.messages(session.id) if m.agent is AgentType.PLAYER]
     assert lines[-2].startswith("Aria rolls 1d20+4 adv →") and lines[-2].endswith("for an Athletics check.")
     assert lines[-1].startswith("Bram rolls 1d20+3 →") and lines[-1].endswith("for a Wisdom saving throw.")
+
+
+async def test_a_character_is_imported_from_an_attached_file(fake, bot, model):
+    cid = str(fake.channel("general").id)
+    await bot.engine.start_game(cid, str(fake.guild_id))
+    good = b'{"name": "Vex", "class": "rogue", "level": 5, "skills": ["stealth", "acrobatics"]}'
+    said = await (await fake.interaction("char import", {"file": ("vex.json", good)}, user="alice")).wait_response()
+    embed = said["data"]["embeds"][0]
+    assert said["data"]["content"] == "**Vex** the rogue joins the party." and embed["title"] == "Vex"
+    assert any(f["name"] == "Proficiencies" and "skills: Stealth, Acrobatics" in f["value"] for f in embed["fields"])
+    bad = await (await fake.interaction("char import", {"file": ("zed.json", b'{"name": "Zed", "class": "rogue", '
+                                                                              b'"lvl": 2}')}, user="bob")).wait_response()
+    assert bad["data"]["flags"] & 64 and "'lvl' is not a field here: did you mean 'level'?" in bad["data"]["content"]
+    junk = await (await fake.interaction("char import", {"file": ("x.json", b"{oops")}, user="bob")).wait_response()
+    assert junk["data"]["flags"] & 64 and junk["data"]["content"].startswith("x.json is not JSON")
+    assert "Vex" in [c.name for c in (await bot.engine.state(cid)).characters.values()]

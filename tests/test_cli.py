@@ -526,3 +526,19 @@ def test_checks_and_saves_from_the_sheet_at_the_keyboard(tmp_path, capsys):
     assert "Say what to roll: /check stealth" in out and "Did you mean stealth?" in out
     assert "Proficiency +2 · saves: Dexterity, Intelligence · skills: Stealth, Sleight of Hand, Perception, " \
            "Deception" in out
+
+
+def test_a_character_file_is_played_at_the_keyboard(tmp_path, capsys):
+    sheet = tmp_path / "vex.json"
+    sheet.write_text('{"name": "Vex", "class": "rogue", "level": 5, "currency": {"gp": 99}}')
+    script = tmp_path / "s.yaml"
+    script.write_text(yaml.safe_dump({"steps": [{"say": "/sheet"}]}))
+    code, out, err = play(tmp_path, capsys, "--script", str(script), "--character", str(sheet))
+    assert code == 0, err
+    assert "Vex the rogue joins the story, from vex.json." in out and "level 5 rogue" in out and "99 gp" in out
+    sheet.write_text('{"name": "Vex", "clas": "rogue"}')
+    code, _, err = play(tmp_path, capsys, "--script", str(script), "--character", str(sheet))
+    assert code == 2 and "class: is required but missing" in err and "'clas' is not a field here" in err
+    sheet.write_text("{not json")
+    code, _, err = play(tmp_path, capsys, "--script", str(script), "--character", str(sheet))
+    assert code == 2 and "is not JSON" in err

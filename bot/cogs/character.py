@@ -1,6 +1,8 @@
-"""/char create|sheet|inventory."""
+"""/char create|import|sheet|inventory."""
 
 from __future__ import annotations
+
+import json
 
 import discord
 from discord import app_commands
@@ -10,6 +12,9 @@ from engine.characters import CLASSES
 
 from ..client import LorekeeperBot
 from ..render import inventory_embed, sheet_embed
+from ..tree import InputError
+
+MAX_IMPORT = 100_000  # bytes: a character file is a few kilobytes
 
 
 @app_commands.guild_only()
@@ -32,6 +37,23 @@ class CharacterCog(commands.GroupCog, group_name="char", group_description="Your
     @create.autocomplete("char_class")
     async def class_choices(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
         return [app_commands.Choice(name=c, value=c) for c in CLASSES if current.lower() in c][:25]
+
+    @app_commands.command(name="import")
+    @app_commands.describe(file="A JSON character file (docs/character-format.md says what it holds)")
+    async def import_(self, interaction: discord.Interaction, file: discord.Attachment) -> None:
+        """Bring your character from a JSON file into this game."""
+        if file.size > MAX_IMPORT:
+            raise InputError(f"That file is {file.size:,} bytes; a character file is at most {MAX_IMPORT:,}.")
+        await self.bot.ack_if_busy(interaction)
+        try:
+            data = json.loads(await file.read())
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise InputError(f"{file.filename} is not JSON ({exc}).") from None
+        except discord.HTTPException as exc:
+            raise InputError(f"Discord would not hand over {file.filename} ({exc.status}); try again.") from None
+        ch = await self.bot.engine.import_character(str(interaction.channel_id), str(interaction.user.id), data)
+        await self.bot.announce(interaction, f"**{discord.utils.escape_markdown(ch.name)}** the {ch.char_class} joins "
+                                             f"the party.", embed=sheet_embed(ch))
 
     @app_commands.command(name="sheet")
     async def sheet(self, interaction: discord.Interaction) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import signal
 import sys
 import textwrap
@@ -82,6 +83,7 @@ class Terminal:
     commands: dict[str, Callable[[str], Awaitable[None]]] = field(init=False)
 
     def __post_init__(self) -> None:
+        self.character_file: Path | None = None  # --character: a JSON file to import for a new character
         self.commands = {"/check": self.cmd_check, "/save": self.cmd_save, "/roll": self.cmd_roll, "/sheet": self.cmd_sheet, "/inventory": self.cmd_inventory,
                          "/quests": self.cmd_quests, "/rest": self.cmd_rest, "/status": self.cmd_status, "/help": self.cmd_help,
                          "/sources": self.cmd_sources, "/debug": self.cmd_debug, "/undo": self.cmd_undo,
@@ -124,6 +126,11 @@ class Terminal:
             if (name and name != ch.name) or (char_class and char_class.lower() != ch.char_class.lower()):
                 self.out(wrap("(--name and --class make a new character: you already have one in this game. "
                               "/new starts a new game.)"))
+            return
+        if self.character_file is not None:
+            ch = await self.engine.import_character(self.channel, self.user_id, read_character_file(self.character_file))
+            self.out(f"\n{ch.name} the {ch.char_class} joins the story, from {self.character_file.name}. "
+                     f"(/help lists commands)")
             return
         while True:
             if name is None or char_class is None:
@@ -361,6 +368,16 @@ class Stream:
         def plain(text: str) -> str:
             return " ".join(text.replace("*", "").replace("\u200b", "").split())
         return plain(reply) == plain(self.shown)
+
+
+def read_character_file(path: Path) -> object:
+    """The JSON of a character file, or a sentence saying why it cannot be read."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"Cannot read the character file {path}: {exc.strerror}.") from exc
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"The character file {path} is not JSON ({exc}).") from exc
 
 
 async def play_script(terminal: Terminal, script: Script, model: ScriptedModel, seed: int | None = None) -> None:

@@ -1,0 +1,65 @@
+"""Characters from a JSON file: what is given is kept, what is left out comes from the class, and every problem
+is named at once; the documented example imports as it says."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from engine import BadInput
+from engine.characters import CharacterFile, import_character, make_character
+from tests.conftest import CHANNEL
+
+DOC = Path(__file__).resolve().parent.parent / "docs" / "character-format.md"
+
+
+def documented_example() -> dict:
+    return json.loads(DOC.read_text(encoding="utf-8").split("```json\n", 1)[1].split("```", 1)[0])
+
+
+def test_the_documented_example_imports_as_written():
+    ch = import_character("u1", documented_example())
+    assert (ch.name, ch.char_class, ch.level, ch.hp, ch.max_hp, ch.ac) == ("Aria Vell", "fighter", 3, 21, 28, 18)
+    assert ch.abilities.strength == 16 and ch.skills == ["athletics", "intimidation"]
+    assert [(i.name, i.quantity) for i in ch.inventory] == [("longsword", 1), ("shield", 1), ("healing potion", 2)]
+    assert (ch.currency.gp, ch.currency.sp) == (40, 5)
+    documented = set(re.findall(r"`([a-z_]+)`", DOC.read_text(encoding="utf-8")))
+    assert {f.alias or name for name, f in CharacterFile.model_fields.items()} <= documented
+
+
+def test_what_is_left_out_comes_from_the_class():
+    assert import_character("u1", {"name": "Bram", "class": "wizard"}) == make_character("u1", "Bram", "wizard")
+    sturdy = import_character("u1", {"name": "Bram", "class": "wizard", "abilities": {"constitution": 18}})
+    assert sturdy.max_hp == 6 + 4 and sturdy.hp == sturdy.max_hp  # hit points follow the scores given
+
+
+def test_every_problem_is_named_at_once():
+    with pytest.raises(BadInput) as bad:
+        import_character("u1", {"name": "Zed", "class": "rogue", "lvl": 2, "skills": ["stelth"],
+                                "abilities": {"strength": 40}, "inventory": [{"quantity": 2}]})
+    assert bad.value.message.splitlines() == [
+        "The character file has problems:",
+        "- abilities.strength: must be at most 30 (got 40)",
+        "- skills: 'stelth' is not a skill: did you mean 'stealth'?",
+        "- inventory[#1].name: is required but missing",
+        "- lvl: 'lvl' is not a field here: did you mean 'level'?"]
+    with pytest.raises(BadInput, match="at most max_hp|more than max_hp"):
+        import_character("u1", {"name": "Zed", "class": "rogue", "max_hp": 9, "hp": 12})
+    with pytest.raises(BadInput, match="one JSON object"):
+        import_character("u1", ["not", "an", "object"])
+    with pytest.raises(BadInput, match="Did you mean fighter?"):
+        import_character("u1", {"name": "Zed", "class": "fightr"})
+
+
+async def test_an_imported_character_joins_the_game(table):
+    data = documented_example()
+    ch = await table.engine.import_character(CHANNEL, "u3", data)
+    state = await table.state()
+    assert state.characters["u3"] == ch and "u3" in state.party.player_ids
+    with pytest.raises(BadInput, match="You already play Aria Vell"):
+        await table.engine.import_character(CHANNEL, "u3", data)
+    with pytest.raises(BadInput, match="Someone called Aria is already"):
+        await table.engine.import_character(CHANNEL, "u4", dict(data, name="Aria"))
