@@ -33,6 +33,8 @@ def parser() -> argparse.ArgumentParser:
     play.add_argument("--adventure", help="adventure id for a new game (default: the first in the corpus)")
     play.add_argument("--name", help="your character's name, for a new character")
     play.add_argument("--class", dest="char_class", help="your character's class, for a new character")
+    play.add_argument("--scores", help="ability scores for a new character: standard (default), roll (4d6 drop "
+                      "lowest), or six numbers STR DEX CON INT WIS CHA (the standard array in any order, or a point buy)")
     play.add_argument("--character", type=Path, help="a JSON character file to play, for a new character "
                       "(docs/character-format.md)")
     play.add_argument("--db", help="database file or postgresql:// URL (default: LOREKEEPER_DB or data/lorekeeper.db)")
@@ -191,7 +193,7 @@ async def run_play(args: argparse.Namespace) -> None:
     async with running_engine(settings, config, models, rng) as engine:
         terminal = Terminal(engine, f"terminal:{game}", "local", player_name(), ask=None if script else read_line,
                             write=None if script else _write, color=colour_screen())
-        terminal.character_file = args.character
+        terminal.character_file, terminal.scores = args.character, args.scores
         if script is not None:
             try:
                 await play_script(terminal, script, model, args.seed)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import random
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,6 +46,42 @@ CLASSES: dict[str, CharacterClass] = {c.name: c for c in (
     _c("warlock", 8, "charisma constitution dexterity wisdom intelligence strength", 11, None, "light crossbow, arcane focus, leather armor"),
     _c("wizard", 6, "intelligence constitution dexterity wisdom charisma strength", 10, None, "quarterstaff, spellbook, arcane focus"),
 )}
+
+
+POINT_COST = {8: 0, 9: 1, 10: 2, 11: 3, 12: 4, 13: 5, 14: 7, 15: 9}
+POINTS = 27
+
+
+def ability_scores(scores: str | None, class_name: str, rng: random.Random) -> tuple[Abilities | None, str]:
+    """Scores as the SRD lets players choose them: `standard` (the standard array, by the class's priorities),
+    `roll` (4d6 dropping the lowest, six times, the best to the class's first ability), or six numbers in the
+    order STR DEX CON INT WIS CHA (the standard array in any order, or a 27-point buy). Returns the scores (None:
+    the standard array) and how they were made, for the table to see."""
+    choice = " ".join((scores or "standard").lower().replace(",", " ").split())
+    cls = CLASSES.get(class_name.strip().lower())
+    if choice == "standard" or cls is None:  # an unknown class is make_character's to refuse
+        return None, "the standard array"
+    if choice == "roll":
+        sets = [sorted(rng.randint(1, 6) for _ in range(4)) for _ in range(6)]
+        totals = sorted((sum(d[1:]) for d in sets), reverse=True)
+        shown = "; ".join(f"{d[1]}+{d[2]}+{d[3]} (dropped {d[0]})" for d in sets)
+        return Abilities(**dict(zip(cls.priorities, totals))), f"4d6 dropping the lowest: {shown}"
+    parts = choice.split()
+    if len(parts) != 6 or not all(p.isdigit() for p in parts):
+        raise BadInput("Scores are 'standard', 'roll', or six numbers in the order STR DEX CON INT WIS CHA "
+                       "(e.g. 15 14 13 12 10 8).")
+    numbers = [int(p) for p in parts]
+    if sorted(numbers, reverse=True) == list(STANDARD_ARRAY):
+        made = "the standard array"
+    elif all(n in POINT_COST for n in numbers) and sum(POINT_COST[n] for n in numbers) <= POINTS:
+        made = f"point buy ({sum(POINT_COST[n] for n in numbers)} of {POINTS} points)"
+    else:
+        spent = sum(POINT_COST.get(n, 99) for n in numbers)
+        why = ("each score is 8 to 15 before species bonuses" if any(n not in POINT_COST for n in numbers)
+               else f"that costs {spent} points, and a point buy has {POINTS}")
+        raise BadInput(f"{' '.join(parts)} is neither the standard array (15 14 13 12 10 8, in any order) nor a "
+                       f"point buy: {why}.")
+    return Abilities(**dict(zip(ABILITIES, numbers))), made
 
 
 def make_character(owner_id: str, name: str, class_name: str, level: int = 1,

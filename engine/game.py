@@ -13,7 +13,7 @@ from typing import Any, AsyncIterator, Awaitable, Callable, Mapping, TypeVar
 import structlog
 
 from . import limits, rules, server_settings, summary, turn
-from .characters import import_character, make_character
+from .characters import ability_scores, import_character, make_character
 from .config import EngineConfig
 from .content import find_adventure
 from .context import speaker_label
@@ -151,8 +151,24 @@ class Engine:
 
     # -- characters and the party ---------------------------------------------------------------------------------
 
-    async def create_character(self, channel_id: str, owner_id: str, name: str, char_class: str, level: int = 1) -> Character:
-        return await self._join(channel_id, owner_id, lambda: make_character(owner_id, name, char_class, level))
+    async def create_character(self, channel_id: str, owner_id: str, name: str, char_class: str, level: int = 1,
+                               scores: str | None = None) -> Character:
+        return (await self.create_character_scored(channel_id, owner_id, name, char_class, level, scores))[0]
+
+    async def create_character_scored(self, channel_id: str, owner_id: str, name: str, char_class: str,
+                                      level: int = 1, scores: str | None = None) -> tuple[Character, str]:
+        """A new character and how its ability scores were made. `scores`: standard, roll (4d6 dropping the
+        lowest, with the engine's dice) or six numbers (STR DEX CON INT WIS CHA: the standard array in any order,
+        or a point buy). Chosen or rolled scores are kept in the game's history, so a roll can be checked."""
+        abilities, made = ability_scores(scores, char_class, self.deps.rng)
+        character = await self._join(channel_id, owner_id,
+                                     lambda: make_character(owner_id, name, char_class, level, abilities))
+        if abilities is not None:
+            session = await self.session(channel_id)
+            await self.deps.store.add_messages(session.id, [Message(
+                channel_id=channel_id, author_id=owner_id, author_name=character.name, agent=AgentType.PLAYER,
+                text=f"{character.name}'s ability scores come from {made}.")])
+        return character, made
 
     async def import_character(self, channel_id: str, owner_id: str, data: Any) -> Character:
         """A character from a file's JSON (docs/character-format.md), joining the game as /char create would."""

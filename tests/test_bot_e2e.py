@@ -840,3 +840,18 @@ async def test_a_character_is_imported_from_an_attached_file(fake, bot, model):
     junk = await (await fake.interaction("char import", {"file": ("x.json", b"{oops")}, user="bob")).wait_response()
     assert junk["data"]["flags"] & 64 and junk["data"]["content"].startswith("x.json is not JSON")
     assert "Vex" in [c.name for c in (await bot.engine.state(cid)).characters.values()]
+
+
+async def test_char_create_takes_rolled_or_bought_scores_and_refuses_others_privately(fake, bot, model):
+    cid = str(fake.channel("general").id)
+    await bot.engine.start_game(cid, str(fake.guild_id))
+    rolled = await (await fake.interaction("char create", {"name": "Cora", "class": "bard", "scores": "roll"},
+                                           user="alice")).wait_response()
+    content = rolled["data"].get("content") or ""
+    if not content:  # deferred, then announced
+        content = (await fake.wait_for("POST", r"/channels/\d+/messages"))[0].json["content"]
+    assert re.search(r"joins the party\. Ability scores: 4d6 dropping the lowest: (\d\+\d\+\d \(dropped \d\)(; )?){6}\.",
+                     content)
+    refused = await (await fake.interaction("char create", {"name": "Bo", "class": "rogue", "scores": "18 8 8 8 8 8"},
+                                            user="bob")).wait_response()
+    assert refused["data"]["flags"] & 64 and "each score is 8 to 15" in refused["data"]["content"]

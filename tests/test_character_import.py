@@ -63,3 +63,33 @@ async def test_an_imported_character_joins_the_game(table):
         await table.engine.import_character(CHANNEL, "u3", data)
     with pytest.raises(BadInput, match="Someone called Aria is already"):
         await table.engine.import_character(CHANNEL, "u4", dict(data, name="Aria"))
+
+
+def test_ability_scores_are_the_standard_array_a_point_buy_or_4d6_drop_lowest():
+    import random
+
+    from engine.characters import ability_scores
+
+    assert ability_scores(None, "wizard", random.Random(1)) == (None, "the standard array")
+    chosen, made = ability_scores("8, 15 14 13 12 10", "wizard", random.Random(1))
+    assert made == "the standard array" and (chosen.strength, chosen.dexterity, chosen.charisma) == (8, 15, 10)
+    bought, made = ability_scores("15 15 15 8 8 8", "wizard", random.Random(1))
+    assert made == "point buy (27 of 27 points)" and bought.constitution == 15
+    rolled, made = ability_scores("roll", "wizard", random.Random(7))
+    dice = re.findall(r"(\d)\+(\d)\+(\d) \(dropped (\d)\)", made)
+    assert len(dice) == 6 and all(int(low) <= min(int(a), int(b), int(c)) for a, b, c, low in dice)
+    totals = sorted((sum(map(int, d[:3])) for d in dice), reverse=True)
+    assert rolled.intelligence == totals[0] and rolled.strength == totals[-1]  # the best where the class needs it
+    assert ability_scores("roll", "wizard", random.Random(7)) == (rolled, made)  # the engine's seeded dice
+    for bad, said in (("15 15 15 15 8 8", "costs 36 points"), ("18 8 8 8 8 8", "each score is 8 to 15"),
+                      ("lots", "six numbers in the order STR DEX CON INT WIS CHA")):
+        with pytest.raises(BadInput, match=said):
+            ability_scores(bad, "wizard", random.Random(1))
+
+
+async def test_chosen_scores_are_kept_in_the_story(table):
+    ch, made = await table.engine.create_character_scored(CHANNEL, "u3", "Cora", "bard", scores="roll")
+    assert made.startswith("4d6 dropping the lowest:")
+    session = await table.engine.session(CHANNEL)
+    assert [m.text for m in await table.store.messages(session.id) if m.author_id == "u3"] == [
+        f"Cora's ability scores come from {made}."]

@@ -542,3 +542,11 @@ def test_a_character_file_is_played_at_the_keyboard(tmp_path, capsys):
     sheet.write_text("{not json")
     code, _, err = play(tmp_path, capsys, "--script", str(script), "--character", str(sheet))
     assert code == 2 and "is not JSON" in err
+
+
+def test_scores_for_a_new_character_at_the_keyboard(tmp_path, capsys):
+    script = tmp_path / "s.yaml"
+    script.write_text(yaml.safe_dump({"character": {"name": "Bo", "class": "rogue"}, "steps": [{"say": "/sheet"}]}))
+    code, out, err = play(tmp_path, capsys, "--script", str(script), "--scores", "8 15 14 12 13 10")
+    assert code == 0, err
+    assert "Bo the rogue joins the story (ability scores: the standard array)." in " ".join(out.split())

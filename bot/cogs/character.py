@@ -24,14 +24,19 @@ class CharacterCog(commands.GroupCog, group_name="char", group_description="Your
         super().__init__()
 
     @app_commands.command(name="create")
-    @app_commands.describe(name="Your character's name", char_class="A D&D 5e class", level="Starting level (1 to 20)")
+    @app_commands.describe(name="Your character's name", char_class="A D&D 5e class", level="Starting level (1 to 20)",
+                           scores="standard (default), roll (4d6 drop lowest), or six numbers STR DEX CON INT WIS CHA "
+                                  "(the standard array in any order, or a 27-point buy)")
     @app_commands.rename(char_class="class")
     async def create(self, interaction: discord.Interaction, name: app_commands.Range[str, 1, 40], char_class: str,
-                     level: app_commands.Range[int, 1, 20] = 1) -> None:
+                     level: app_commands.Range[int, 1, 20] = 1,
+                     scores: app_commands.Range[str, 1, 40] | None = None) -> None:
         """Make your character for this game."""
         await self.bot.ack_if_busy(interaction)
-        ch = await self.bot.engine.create_character(str(interaction.channel_id), str(interaction.user.id), name, char_class, level)
-        await self.bot.announce(interaction, f"**{discord.utils.escape_markdown(ch.name)}** the {ch.char_class} joins the party.",
+        ch, made = await self.bot.engine.create_character_scored(str(interaction.channel_id), str(interaction.user.id),
+                                                                 name, char_class, level, scores)
+        how = f" Ability scores: {made}." if scores else ""
+        await self.bot.announce(interaction, f"**{discord.utils.escape_markdown(ch.name)}** the {ch.char_class} joins the party.{how}",
                                 embed=sheet_embed(ch))
 
     @create.autocomplete("char_class")

@@ -84,6 +84,7 @@ class Terminal:
 
     def __post_init__(self) -> None:
         self.character_file: Path | None = None  # --character: a JSON file to import for a new character
+        self.scores: str | None = None  # --scores: how a new character's ability scores are made
         self.commands = {"/check": self.cmd_check, "/save": self.cmd_save, "/roll": self.cmd_roll, "/sheet": self.cmd_sheet, "/inventory": self.cmd_inventory,
                          "/quests": self.cmd_quests, "/rest": self.cmd_rest, "/status": self.cmd_status, "/help": self.cmd_help,
                          "/sources": self.cmd_sources, "/debug": self.cmd_debug, "/undo": self.cmd_undo,
@@ -145,14 +146,16 @@ class Terminal:
                     continue
                 char_class = char_class or (await self.ask(f"Class ({', '.join(CLASSES)}): ")).strip()
             try:
-                ch = await self.engine.create_character(self.channel, self.user_id, name, char_class)
+                ch, made = await self.engine.create_character_scored(self.channel, self.user_id, name, char_class,
+                                                                     scores=self.scores)
             except GameError as exc:
                 self.out(exc.message)
                 if self.ask is None:
                     raise
                 name = char_class = None
                 continue
-            self.out(f"\n{ch.name} the {ch.char_class} joins the story. (/help lists commands)")
+            self.out(f"\n{ch.name} the {ch.char_class} joins the story{f' (ability scores: {made})' if self.scores else ''}. "
+                     f"(/help lists commands)")
             return
 
     async def handle(self, line: str) -> bool:
