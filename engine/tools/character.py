@@ -22,8 +22,9 @@ class RollArgs(Args):
 @tool(example='<roll reason="Tamsin\'s perception">1d20+3</roll>', agents=EVERY_AGENT, changes_state=False,
       body="expression")
 def roll(ctx: ToolContext, args: RollArgs) -> str:
-    """Roll dice (d20 notation: 1d20+3, 2d6, 4d6kh3, '1d20+2 adv'); use it for every check, attack and damage roll,
-    with whose roll it is and what for as the reason."""
+    """Roll dice (d20 notation: 1d20+3, 2d6, 4d6kh3, '1d20+2 adv') for damage, NPCs' and monsters' checks, and
+    anything else left to chance, with whose roll it is and what for as the reason; a player character's check or
+    saving throw is ability_check or saving_throw, which read their sheet."""
     try:
         result = roll_dice(args.expression, ctx.rng)
     except BadInput as exc:
