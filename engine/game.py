@@ -162,22 +162,20 @@ class Engine:
         or a point buy). Chosen or rolled scores are kept in the game's history, so a roll can be checked."""
         abilities, made = ability_scores(scores, char_class, self.deps.rng)
         character = await self._join(channel_id, owner_id,
-                                     lambda: make_character(owner_id, name, char_class, level, abilities))
-        if abilities is not None:
-            session = await self.session(channel_id)
-            await self.deps.store.add_messages(session.id, [Message(
-                channel_id=channel_id, author_id=owner_id, author_name=character.name, agent=AgentType.PLAYER,
-                text=f"{character.name}'s ability scores come from {made}.")])
+                                     lambda: make_character(owner_id, name, char_class, level, abilities),
+                                     None if abilities is None else f"'s ability scores come from {made}.")
         return character, made
 
     async def import_character(self, channel_id: str, owner_id: str, data: Any) -> Character:
         """A character from a file's JSON (docs/character-format.md), joining the game as /char create would."""
         return await self._join(channel_id, owner_id, lambda: import_character(owner_id, data))
 
-    async def _join(self, channel_id: str, owner_id: str, make: Callable[[], Character]) -> Character:
+    async def _join(self, channel_id: str, owner_id: str, make: Callable[[], Character],
+                    said: str | None = None) -> Character:
+        """Add a character to the game; `said`, after its name, goes into the history in the same write."""
         character = make()  # checked before the game is read: a bad file changes nothing
 
-        def change(session: Session, _: list[Message]) -> Character:
+        def change(session: Session, lines: list[Message]) -> Character:
             state, name = session.state, character.name
             if owner_id in state.characters:
                 raise BadInput(f"You already play {state.characters[owner_id].name} in this game.")
@@ -187,6 +185,9 @@ class Engine:
                 raise BadInput("A fight is under way; make your character when it is over.")
             state.characters[owner_id] = character
             state.party.player_ids.append(owner_id)
+            if said is not None:
+                lines.append(Message(channel_id=channel_id, author_id=owner_id, author_name=name,
+                                     agent=AgentType.PLAYER, text=name + said))
             return character
 
         return await self._write(channel_id, change)

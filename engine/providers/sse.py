@@ -12,19 +12,23 @@ async def events(chunks: AsyncIterator[bytes]) -> AsyncIterator[tuple[str | None
     ids and retry hints are not used by the model APIs, so they are skipped)."""
     name: str | None = None
     data: list[str] = []
-    pending = b""
+    pending: list[bytes] = []  # the unfinished line's pieces, joined once its end arrives: linear in the stream
     ended = False
     while not ended:
         try:
-            text = pending + await anext(chunks)
+            chunk = await anext(chunks)
         except StopAsyncIteration:
-            text, ended = pending, True
+            chunk, ended = b"", True
+        if not ended and b"\n" not in chunk and b"\r" not in chunk:
+            pending.append(chunk)
+            continue
+        text = b"".join(pending) + chunk
         # A CR at the end of a chunk may be half of a CRLF: it waits for the next chunk (or the end).
         held = not ended and text.endswith(b"\r")
         if held:
             text = text[:-1]
         lines = text.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
-        pending = b"" if ended else lines.pop() + (b"\r" if held else b"")
+        pending = [] if ended else [lines.pop() + (b"\r" if held else b"")]
         for raw in lines:
             if not raw:
                 if data:
