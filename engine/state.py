@@ -124,7 +124,7 @@ class Character(Model):
     inventory: list[Item] = Field(default_factory=list)
     currency: Currency = Field(default_factory=Currency)
     conditions: list[str] = Field(default_factory=list)
-    saves: list[str] = Field(default_factory=list)  # saving-throw proficiencies (empty: its class's, engine/rules.py)
+    saves: list[str] = Field(default_factory=list)  # saving-throw proficiencies (empty: its class's, engine/rules/checks.py)
     skills: list[str] = Field(default_factory=list)  # skill proficiencies (empty: its class's usual picks)
 
     def item(self, name: str) -> Item | None:

@@ -8,9 +8,9 @@ import random
 from dataclasses import dataclass
 from typing import Literal
 
-from .dice import Roll, roll
-from .errors import BadInput
-from .state import ABILITIES, Character
+from ..dice import Roll, roll
+from ..errors import BadInput
+from ..state import ABILITIES, Character
 
 SKILLS: dict[str, str] = {
     "acrobatics": "dexterity", "animal handling": "wisdom", "arcana": "intelligence", "athletics": "strength",
