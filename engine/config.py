@@ -23,6 +23,9 @@ class AgentSettings(Model):
     max_tokens: int = Field(1024, ge=16, le=32_000)
     enabled: bool | None = None  # the grounding agents (referee, planner, persona) can be switched off; None: default
     debug: bool | None = None  # ask this agent for its tool feedback where a channel has not decided; None: [turn]'s
+    # The two-step turn (engine/decide.py): the tool calls are decided first as data, then narrated without tools.
+    # For models too small to write tool tags; None: on for the local model only.
+    two_step: bool | None = None
 
 
 class TurnSettings(Model):

@@ -90,15 +90,17 @@ Show = Callable[[str], None]  # told the whole visible reply so far, each time i
 
 
 async def run_agent(model: ModelClient, base: ModelRequest, ctx: ToolContext, limits: Limits = Limits(),
-                    sleep: Sleep = asyncio.sleep, run: AgentRun | None = None, show: Show | None = None) -> AgentRun:
+                    sleep: Sleep = asyncio.sleep, run: AgentRun | None = None, show: Show | None = None,
+                    tools: bool = True) -> AgentRun:
     """Run one agent's turn to completion; tools act on ctx.state, which the caller commits or discards.
 
     Pass `run` to keep its accounting even when the turn fails with an exception. `show`, when given, is called
     with what players would see of the reply so far (tags, thinking and observations hidden) as it streams; a
-    retried generation starts its part again, so the text may also get shorter.
+    retried generation starts its part again, so the text may also get shorter. Without `tools`, tags in the
+    reply are hidden and never run, as when a turn's tool calls are spent.
     """
     run = run if run is not None else AgentRun()
-    finishing = False
+    finishing = not tools
     stray: set[str] = set()  # closing tags the model wrote with no tag open: no longer stops for this turn
     while True:
         request = _continuation(base, run.segments, model.supports_prefill)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from dataclasses import dataclass, field
-from typing import AsyncIterator, Callable, Iterable, Literal, Protocol, Union
+from typing import Any, AsyncIterator, Callable, Iterable, Literal, Protocol, Union
 
 from .errors import ModelError
 from .state import AgentType
@@ -31,6 +31,10 @@ class ModelRequest:
     temperature: float = 0.7
     max_tokens: int = 1024
     seed: int | None = None
+    tools: bool = True  # whether the agent may write tool tags (a two-step turn's narration may not)
+    # A JSON schema the reply must follow. Providers that can hold a model to it do (the local model with a
+    # grammar, OpenAI-compatible servers with response_format); the caller validates the reply either way.
+    schema: dict[str, Any] | None = None
 
     def system_text(self) -> str:
         return f"{self.system}\n\n{self.context}" if self.context else self.system

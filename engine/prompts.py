@@ -121,6 +121,20 @@ Answer with one JSON object and nothing else:
 Keep each field short: speech_style one sentence, at most 4 traits, background two sentences, at most 4 things
 it knows (only what the passages say it knows), 2 example lines in its voice, the numbers of the passages used."""
 
+# The two-step turn (engine/decide.py), for models too small to write tool tags: first the calls, as JSON ...
+DECIDE = """You decide what a player's message makes happen in a Dungeons & Dragons game. You get the situation,
+the message, and the actions the game engine could take. Choose the ones the message makes happen now, in the
+order they happen; choose none when it is only talk, a question or a description. Answer with JSON only."""
+
+# ... then the narration, which takes the place of the tool rules in the agent's system prompt.
+NARRATE_ONLY = """## What you write
+The game engine has already done this turn's mechanics: they are listed under "What happens this turn"
+(when anything happens). Narrate them faithfully, with their numbers; never invent other dice, results or
+changes, and never write tags or code.
+- Each message starts with its speaker in brackets, like [Aria (player sam)]:. Never write such a label
+  yourself, never speak or act for a player character, and speak only as yourself.
+- Write for Discord: plain prose, no HTML. Never write @everyone or @here."""
+
 
 def _pair(user: str, assistant: str) -> list[ChatMessage]:
     return [ChatMessage("user", user), ChatMessage("assistant", assistant)]

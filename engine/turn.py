@@ -1,5 +1,5 @@
 """One player's turn as a short list of stages: checks → begin → planner → lore → referee → persona → context →
-run → verify → citations → commit.
+decide (two-step turns only) → run → verify → citations → commit.
 
 Each stage is a plain async function of the turn's working data and the engine's Deps; a new stage (a referee,
 a planner, a verifier) is one function here and one line in STAGES. Whatever fails, the saved game stays as it
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Awaitable, Callable
 
 import structlog
 
-from . import feedback, grounding, limits
+from . import decide, feedback, grounding, limits
 from .agents import system_prompt
 from .context import game_context, history_messages, visible_history
 from .errors import BadInput, GameError, ModelError, NoCharacter, NoGameRunning, ProviderConfigError, StaleSession, TurnFailed
@@ -223,18 +223,21 @@ async def context(turn: Turn, deps: Deps) -> None:
     memories = await _recall(turn, deps, before_id=seen[0].id if seen else None)
     turn.hints = suggest(state, turn.text, chosen.agent, npc, cfg.turn.suggestion_limit) if cfg.turn.suggestions else []
     settings = cfg.agent(chosen.agent)
-    stop = ["<observation>"] + [f"</{t.name}>" for t in tools_for(chosen.agent)]
+    # A two-step turn's agent only narrates what the decide stage did: no tools, tool hints or tool feedback, and
+    # a speaker's label on a new line ends its reply (a small model goes on to write the players' next lines).
+    tools = not decide.two_step(deps, chosen.agent)
+    stop = ["<observation>"] + ([f"</{t.name}>" for t in tools_for(chosen.agent)] if tools else ["\n["])
     turn.request = ModelRequest(
-        agent=chosen.agent, model=settings.model, system=system_prompt(chosen.agent, npc),
+        agent=chosen.agent, model=settings.model, system=system_prompt(chosen.agent, npc, tools=tools),
         context="\n\n".join(filter(None, [game_context(state, chosen.agent, turn.author_id, npc),
                                           context_block(turn.passages) if turn.lore_checked else "",
                                           turn.referee_note,
                                           ("## Earlier in this game (from the log; older than the history below)\n"
                                            + recall_lines(memories)) if memories else "",  # escaped when stored
-                                          format_suggestions(turn.hints),
-                                          feedback.REQUEST if turn.debug else ""])),
+                                          format_suggestions(turn.hints) if tools else "",
+                                          feedback.REQUEST if turn.debug and tools else ""])),
         messages=history_messages([*seen, turn.player], chosen.agent, npc_id, state), stop=stop,
-        temperature=settings.temperature, max_tokens=settings.max_tokens)
+        temperature=settings.temperature, max_tokens=settings.max_tokens, tools=tools)
 
 
 async def _recall(turn: Turn, deps: Deps, before_id: int | None) -> list[Memory]:
@@ -264,7 +267,8 @@ async def run(turn: Turn, deps: Deps) -> None:
     if turn.show is not None:
         speaker, tell = turn.route.npc.name if turn.route.npc else "GM", turn.show
         show = lambda text: tell(speaker, text)  # noqa: E731
-    await run_agent(deps.models[turn.route.agent], turn.request, turn.ctx, limits, deps.sleep, turn.run, show)
+    await run_agent(deps.models[turn.route.agent], turn.request, turn.ctx, limits, deps.sleep, turn.run, show,
+                    tools=turn.request.tools)
     turn.reply = turn.run.reply
     if not turn.reply:
         raise ModelError("the model's reply was empty once tags and thinking were removed")
@@ -281,7 +285,7 @@ async def verify(turn: Turn, deps: Deps) -> None:
     if not misses:
         return
     log.info("verifier_missed", channel_id=turn.session.channel_id, rules=[m.rule for m in misses], mode=mode)
-    if mode != "correct":
+    if mode != "correct" or not turn.request.tools:  # a two-step turn's narrator has no tools to correct it with
         return
     cfg = deps.config.turn
     rounds_left = cfg.max_rounds - turn.run.rounds - 1
@@ -342,8 +346,8 @@ async def commit(turn: Turn, deps: Deps) -> None:
 
 
 Stage = Callable[[Turn, "Deps"], Awaitable[None]]
-STAGES: tuple[Stage, ...] = (checks, begin, grounding.planner, lore, grounding.referee, grounding.persona, context, run,
-                             verify, citations, commit)
+STAGES: tuple[Stage, ...] = (checks, begin, grounding.planner, lore, grounding.referee, grounding.persona, context,
+                             decide.decide, run, verify, citations, commit)
 
 
 # -- playing the stages ----------------------------------------------------------------------------------------------

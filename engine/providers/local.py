@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import json
 import threading
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, AsyncIterator
 
@@ -76,8 +78,9 @@ class LocalModel:
     def prompt(self, request: ModelRequest) -> str:
         # A tiny model writes tool tags reliably only when it has seen an exchange that uses them.
         # (Repeating the tool hints after the player's words was tried: coverage fell from 2/24 to 0/24.)
-        messages = example_exchange(request.agent) + request.messages
-        return chatml(request.system_text(), messages, request.prefill)
+        # Without tools (a two-step turn's narration), an exchange full of tags would only teach it to write them.
+        example = example_exchange(request.agent) if request.tools and request.schema is None else []
+        return chatml(request.system_text(), example + request.messages, request.prefill)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamItem]:
         async with self._lock:
@@ -97,9 +100,13 @@ class LocalModel:
             def run_generation() -> None:
                 try:
                     finish, produced = "end", 0
+                    # Held to the schema by a grammar, the model can only write what the engine can run; a
+                    # repeat penalty would only push it off the keys and values the schema repeats.
+                    grammar = _grammar(json.dumps(request.schema, sort_keys=True)) if request.schema else None
                     for chunk in llm.create_completion(prompt, max_tokens=request.max_tokens, temperature=request.temperature,
                                                        stop=stops, stream=True, seed=request.seed if request.seed is not None else -1,
-                                                       repeat_penalty=self.repeat_penalty):
+                                                       repeat_penalty=1.0 if grammar else self.repeat_penalty,
+                                                       grammar=grammar):
                         if cancel.is_set():
                             return
                         choice = chunk["choices"][0]
@@ -137,3 +144,13 @@ class LocalModel:
 
     async def check(self, model: str) -> None:
         await asyncio.to_thread(self._load)
+
+
+@lru_cache(maxsize=64)
+def _grammar(schema: str) -> Any:
+    """llama.cpp's grammar for a JSON schema (a plan's schema repeats while the scene does: compiled once)."""
+    from llama_cpp import LlamaGrammar
+    try:
+        return LlamaGrammar.from_json_schema(schema, verbose=False)
+    except Exception as exc:  # a schema the converter cannot express is the engine's bug, not the player's
+        raise ModelError(f"the local model cannot be held to this reply's schema ({exc})") from exc

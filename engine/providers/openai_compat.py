@@ -60,6 +60,9 @@ class OpenAICompatModel:
             body["stop"] = stops
         if request.seed is not None:
             body["seed"] = request.seed
+        if request.schema is not None:  # OpenAI, vLLM, llama.cpp's server and Ollama hold the reply to it
+            body["response_format"] = {"type": "json_schema",
+                                       "json_schema": {"name": "reply", "schema": request.schema, "strict": False}}
         return body
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamItem]:

@@ -30,6 +30,7 @@ def roll(ctx: ToolContext, args: RollArgs) -> str:
     except BadInput as exc:
         raise ToolError(exc.message) from None
     described = result.describe()
+    ctx.meta["total"] = result.total  # for a plan that rolls first and uses the total (engine/decide.py)
     # Players see whose roll it is: the reason the model gave, else whoever acts now (the combatant whose turn it
     # is in a fight, otherwise the player who spoke).
     label = args.reason or roller(ctx)

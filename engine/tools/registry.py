@@ -217,7 +217,16 @@ def run_tool(event: TagEvent, ctx: ToolContext) -> ToolCall:
 
 async def arun_tool(event: TagEvent, ctx: ToolContext) -> ToolCall:
     """run_tool for the loop: the same checks and guarantees, and tools that do I/O are awaited."""
-    prepared = _prepare(event, ctx)
+    return await _execute(_prepare(event, ctx), ctx)
+
+
+async def arun_args(name: str, raw_args: dict[str, Any], ctx: ToolContext) -> ToolCall:
+    """A call decided as data (a name and its arguments, e.g. a grammar-constrained plan) rather than written as a
+    tag: the same checks and guarantees as arun_tool."""
+    return await _execute(_prepare(TagEvent("call", name, 0, 0), ctx, raw_args), ctx)
+
+
+async def _execute(prepared: ToolCall | tuple[Tool, Args, GameState | None], ctx: ToolContext) -> ToolCall:
     if isinstance(prepared, ToolCall):
         return prepared
     spec, args, snapshot = prepared
@@ -229,28 +238,31 @@ async def arun_tool(event: TagEvent, ctx: ToolContext) -> ToolCall:
     return _done(spec, args, ctx, observation)
 
 
-def _prepare(event: TagEvent, ctx: ToolContext) -> ToolCall | tuple[Tool, Args, GameState | None]:
-    """The tool and its validated arguments, or the error observation that refuses the tag."""
+def _prepare(event: TagEvent, ctx: ToolContext, raw: dict[str, Any] | None = None
+             ) -> ToolCall | tuple[Tool, Args, GameState | None]:
+    """The tool and its validated arguments (from the tag, or `raw` when given), or the error observation that
+    refuses the call."""
     if event.kind in ("malformed", "unclosed"):
         return ToolCall(event.name, {}, False, f"Error: {event.error}. Nothing was done; write the tag again correctly.")
     spec = TOOLS.get(event.name)
     allowed = sorted(name for name, t in TOOLS.items() if ctx.agent in t.agents)
+    shown = dict(raw) if raw is not None else dict(event.attrs)
     if spec is None:
-        return ToolCall(event.name, dict(event.attrs), False,
+        return ToolCall(event.name, shown, False,
                         f"Error: there is no tool called '{event.name}'. Nothing was done. Your tools: {', '.join(allowed)}.")
     if ctx.agent not in spec.agents:
-        return ToolCall(spec.name, dict(event.attrs), False,
+        return ToolCall(spec.name, shown, False,
                         f"Error: {spec.name} is not available to the {ctx.agent.value} agent. Nothing was done. Your tools: {', '.join(allowed)}.")
     try:
-        raw_args = parse_arguments(event, spec)
+        raw_args = parse_arguments(event, spec) if raw is None else raw
         args = spec.args.model_validate(raw_args)
     except ToolError as exc:
-        return ToolCall(spec.name, dict(event.attrs), False, f"Error: {exc}. Nothing was done.")
+        return ToolCall(spec.name, shown, False, f"Error: {exc}. Nothing was done.")
     except ValidationError as exc:
-        return ToolCall(spec.name, dict(event.attrs), False,
+        return ToolCall(spec.name, shown, False,
                         f"Error: bad arguments for {spec.name}: {describe_error(exc)}. Nothing was done. Example: {spec.example}")
     except (RecursionError, ValueError, TypeError):
-        return ToolCall(spec.name, dict(event.attrs), False, f"Error: the arguments of {spec.name} cannot be read. Nothing was done.")
+        return ToolCall(spec.name, shown, False, f"Error: the arguments of {spec.name} cannot be read. Nothing was done.")
     return spec, args, ctx.state.clone() if spec.changes_state else None
 
 

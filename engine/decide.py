@@ -1,0 +1,298 @@
+"""The two-step turn, for models too small to write tool tags well (the bundled local one, a small hosted one).
+
+Step one decides the turn's tool calls as data: the model answers with one JSON object, `{"actions": [...]}`,
+whose schema is built here from the tool registry's argument models and the game state, with the pre-flight
+suggestions as the only candidates. A field that names something in the game (a character, an item carried, an
+exit, a quest, a secret) may only name what exists, so a small model cannot invent an id; the local model is held
+to the schema by a llama.cpp grammar and OpenAI-compatible servers by `response_format`. The engine runs the calls
+(the same checks as a tag), rolling any dice a call names first, so every number comes from the engine.
+Step two is the agent's ordinary reply, without tools, told what the engine just did (engine/turn.py).
+
+A plan that cannot be read, a model failure, or a call the schema did not offer is logged and dropped: the turn
+goes on as if no action had been decided, never failing for it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+import structlog
+
+from . import prompts
+from .loop import AgentRun, Limits, run_agent
+from .models import ChatMessage, ModelRequest
+from .rules import SKILLS
+from .state import ABILITIES, AgentType, GameState
+from .suggestions import Suggestion, suggest
+from .tags import escape
+from .tools import TOOLS, ToolCall, ToolContext, arun_args
+
+if TYPE_CHECKING:
+    from .game import Deps
+    from .turn import Turn
+
+log = structlog.get_logger(__name__)
+
+DICE = r"^[1-9]?d(4|6|8|10|12|20)([+-][1-9])?$"
+AMOUNT = r"^([1-9][0-9]?|[1-9]?d(4|6|8|10|12|20)([+-][1-9])?)$"  # hit points: a number, or dice the engine rolls
+FREE_TEXT = r"^[A-Za-z][A-Za-z' -]{0,38}[A-Za-z]$"
+# Arguments worth deciding besides the required ones and those a suggestion already gave: the rest keep their
+# defaults (each one the model writes is time on a small model and a chance to go wrong).
+WORTH: dict[str, tuple[str, ...]] = {
+    "modify_inventory": ("item", "quantity"), "update_hp": ("amount", "kind", "target"), "attack": ("target",),
+    "start_combat": ("encounter",), "ability_check": ("dc",), "saving_throw": ("dc",), "roll": ("reason",),
+}
+HEADING = "## What happens this turn (the engine has done it: narrate it, with these numbers)"
+
+
+def two_step(deps: Deps, agent: AgentType) -> bool:
+    """Whether this agent's turns are decided first: the config's word, else on for the local model only."""
+    chosen = deps.config.agent(agent).two_step
+    if chosen is not None:
+        return chosen
+    model = deps.models.get(agent)
+    return getattr(model, "provider", "") == "local"
+
+
+def candidates(turn: Turn, deps: Deps) -> list[Suggestion]:
+    """The actions step one may choose from: the turn's suggestions (worked out here if the config turned the
+    hints off, as a two-step turn has no other source of candidates)."""
+    assert turn.route is not None and turn.work is not None
+    if deps.config.turn.suggestions:
+        return list(turn.hints)
+    npc = turn.work.npcs.get(turn.route.npc.id) if turn.route.npc else None
+    return suggest(turn.work, turn.text, turn.route.agent, npc, deps.config.turn.suggestion_limit)
+
+
+# -- the schema ------------------------------------------------------------------------------------------------------
+
+def _names(values: list[str]) -> dict[str, Any]:
+    unique = list(dict.fromkeys(v for v in values if v))
+    return {"enum": unique} if unique else {"type": "string", "pattern": FREE_TEXT}
+
+
+def _field(tool: str, name: str, ctx: ToolContext, hint: Suggestion) -> dict[str, Any] | None:
+    """The schema of one argument, narrowed to what exists in the game (None: the registry's own, loosened)."""
+    state, agent = ctx.state, ctx.agent
+    actor = state.characters.get(ctx.actor_id or "")
+    here = [n for n in state.present_npcs()]
+    fighters = [p.name for p in state.combat.order if p.hp is None or p.hp > 0] if state.combat.active else []
+    if name in ("character", "attacker") or (name == "name" and tool == "get_character"):
+        return _names([c.name for c in state.characters.values()])
+    if name == "target":
+        if tool == "attack":
+            return _names([p for p in fighters if p != (actor.name if actor else None)] or [n.name for n in here])
+        return _names([*(c.name for c in state.characters.values()), *fighters, *(n.name for n in here)])
+    if name == "item":
+        carried = [i.name for i in actor.inventory] if actor else []
+        giving = int(hint.args.get("quantity", "1") or 1) < 0 or tool not in ("modify_inventory",)
+        return _names(carried) if giving and carried else {"type": "string", "pattern": FREE_TEXT}
+    if name == "quantity":
+        return {"type": "integer", "minimum": -20, "maximum": 20}
+    if name == "amount":
+        return {"type": "string", "pattern": AMOUNT}
+    if name in ("expression", "damage"):
+        return {"type": "string", "pattern": DICE if name == "damage" else DICE.replace("$", "( adv| dis)?$")}
+    if name == "location":
+        loc = state.location()
+        if tool == "change_location":
+            return _names([e.to for e in loc.exits if loc.exit_open(e)])
+        return _names(list(state.locations))
+    if name == "quest":
+        return _names([q.id for q in state.quests.values() if q.status in ("offered", "active")])
+    if name == "objective":
+        quest = state.quests.get(hint.args.get("quest", ""))
+        pool = [quest] if quest else [q for q in state.quests.values() if q.status in ("offered", "active")]
+        return _names([o.id for q in pool for o in q.objectives if not o.done])
+    if name == "secret":
+        if agent is AgentType.NPC and ctx.npc_id in state.npcs:
+            known = state.npcs[ctx.npc_id].knows_secrets
+            return _names([s.id for loc in state.locations.values() for s in loc.secrets if s.id in known and not s.discovered])
+        return _names([s.id for s in state.location().secrets if not s.discovered])
+    if name == "npc":
+        if agent is AgentType.NPC and ctx.npc_id:
+            return {"enum": [ctx.npc_id]}
+        return _names([n.id for n in here])
+    if name == "encounter":
+        return _names([e.id for e in state.encounters.values() if e.location == state.current_location])
+    if name == "skill":
+        return {"enum": [*SKILLS, *ABILITIES]}
+    if name == "ability":
+        return {"enum": list(ABILITIES)}
+    if name == "dc":
+        return {"enum": [10, 12, 15, 18, 20]}
+    if name == "flag":
+        return {"type": "string", "pattern": r"^[a-z][a-z0-9_]{1,29}$"}
+    if name in ("reason", "outcome", "weapon"):
+        return {"type": "string", "pattern": r"^[A-Za-z][A-Za-z' ,-]{0,58}[A-Za-z]$"}
+    return None
+
+
+def _loosened(spec: dict[str, Any]) -> dict[str, Any]:
+    """The registry's schema for an argument, without the null of an optional and without its decorations."""
+    options = spec.get("anyOf")
+    if options:
+        kept = [o for o in options if o.get("type") != "null"]
+        spec = kept[0] if len(kept) == 1 else {"anyOf": kept}
+    return {k: v for k, v in spec.items() if k not in ("title", "default", "description")}
+
+
+def _typed(spec: dict[str, Any], value: str) -> Any:
+    if spec.get("type") == "integer" or any(isinstance(v, int) for v in spec.get("enum", [])):
+        try:
+            return int(value)
+        except ValueError:
+            return value
+    return value
+
+
+def action_schema(hint: Suggestion, ctx: ToolContext) -> dict[str, Any]:
+    """One candidate: its tool's name fixed, the arguments a suggestion gave fixed, the rest narrowed to the game."""
+    tool = TOOLS[hint.tool]
+    model = tool.args.model_json_schema()
+    fields = model.get("properties", {})
+    wanted = [f for f in fields if f in model.get("required", []) or f in hint.args or f in WORTH.get(tool.name, ())]
+    properties: dict[str, Any] = {}
+    for name in wanted:
+        spec = _field(tool.name, name, ctx, hint) or _loosened(fields[name])
+        if name in hint.args:
+            value = _typed(spec, hint.args[name])
+            spec = {"enum": [value]}
+        properties[name] = spec
+    args = {"type": "object", "properties": properties, "required": wanted, "additionalProperties": False}
+    return {"type": "object", "properties": {"tool": {"enum": [tool.name]}, "args": args},
+            "required": ["tool", "args"], "additionalProperties": False}
+
+
+def plan_schema(hints: list[Suggestion], ctx: ToolContext) -> dict[str, Any]:
+    variants = [action_schema(h, ctx) for h in hints]
+    if any(h.tool == "modify_inventory" and "item" not in h.args and int(h.args.get("quantity", "1") or 1) > 0
+           for h in hints):  # a payment moves coin, not an item: offer that shape too
+        variants.append(_coin_schema())
+    return {"type": "object", "additionalProperties": False, "required": ["actions"],
+            "properties": {"actions": {"type": "array", "items": {"anyOf": variants}, "maxItems": len(variants)}}}
+
+
+def _coin_schema() -> dict[str, Any]:
+    args = {"type": "object", "additionalProperties": False, "required": ["currency", "quantity"],
+            "properties": {"currency": {"enum": ["cp", "sp", "gp", "pp"]},
+                           "quantity": {"type": "integer", "minimum": -1000, "maximum": 1000}}}
+    return {"type": "object", "properties": {"tool": {"enum": ["modify_inventory"]}, "args": args},
+            "required": ["tool", "args"], "additionalProperties": False}
+
+
+# -- the prompt ------------------------------------------------------------------------------------------------------
+
+def situation(state: GameState, actor_id: str | None) -> str:
+    """The little a decision needs: where, who acts with what, who else is here, the fight."""
+    loc = state.location()
+    lines = [f"Place: {loc.name} ({loc.id}). Ways on: " + ", ".join(e.to for e in loc.exits if loc.exit_open(e)) + "."]
+    actor = state.characters.get(actor_id or "")
+    if actor is not None:
+        items = ", ".join(f"{i.name} ×{i.quantity}" if i.quantity > 1 else i.name for i in actor.inventory) or "nothing"
+        lines.append(f"{actor.name} ({actor.char_class}), HP {actor.hp}/{actor.max_hp}, carries {items}; "
+                     f"purse {actor.currency.describe()}.")
+    here = [f"{n.name} ({n.id})" for n in state.present_npcs()]
+    if here:
+        lines.append("Here: " + ", ".join(here) + ".")
+    quests = [f"{q.title} ({q.id}, {q.status})" for q in state.quests.values() if q.status in ("offered", "active")]
+    if quests:
+        lines.append("Quests: " + "; ".join(quests) + ".")
+    if state.combat.active and state.combat.order:
+        now = state.combat.order[state.combat.turn_index % len(state.combat.order)]
+        foes = [f"{p.name} HP {p.hp}/{p.max_hp}" for p in state.combat.order if p.faction == "enemy"]
+        lines.append(f"In combat, {now.name}'s turn. Enemies: " + ", ".join(foes) + ".")
+    return escape("\n".join(lines))
+
+
+def plan_request(turn: Turn, deps: Deps, hints: list[Suggestion], schema: dict[str, Any]) -> ModelRequest:
+    assert turn.route is not None and turn.work is not None
+    settings = deps.config.agent(turn.route.agent)
+    options = "\n".join(f"- {h.tool}: {TOOLS[h.tool].description.split('. ')[0].rstrip('.')} ({h.reason})"
+                        for h in hints)
+    speaker = turn.work.characters.get(turn.author_id)
+    who = speaker.name if speaker else turn.author_name
+    user = (f"{situation(turn.work, turn.author_id)}\n\n{escape(who)} says: \"{escape(turn.text)}\"\n\n"
+            f"Actions the engine can take now:\n{escape(options)}\n\n"
+            'Answer {"actions": [...]}, each action {"tool": ..., "args": {...}}; {"actions": []} when none happens.')
+    return ModelRequest(agent=turn.route.agent, model=settings.model, system=prompts.DECIDE, context="",
+                        messages=[ChatMessage("user", user)], temperature=0.0,
+                        max_tokens=min(settings.max_tokens, 60 + 50 * len(hints)), seed=turn.seed, tools=False,
+                        schema=schema)
+
+
+# -- the stage -------------------------------------------------------------------------------------------------------
+
+_OBJECT = re.compile(r"\{.*\}", re.S)
+
+
+def read_plan(reply: str, hints: list[Suggestion]) -> list[tuple[str, dict[str, Any]]]:
+    """The actions a reply decides, in order: only candidates' tools, each call once; anything else is dropped."""
+    found = _OBJECT.search(reply or "")
+    if found is None:
+        raise ValueError("no JSON object in the reply")
+    data = json.loads(found.group())
+    actions = data.get("actions") if isinstance(data, dict) else None
+    if not isinstance(actions, list):
+        raise ValueError("the reply has no list of actions")
+    allowed = {h.tool for h in hints}
+    out: list[tuple[str, dict[str, Any]]] = []
+    for action in actions[: len(hints) + 1]:
+        if not isinstance(action, dict) or not isinstance(action.get("args", {}), dict):
+            continue
+        name, args = action.get("tool"), action.get("args", {})
+        if name in allowed and (name, args) not in out:
+            out.append((name, args))
+    return out
+
+
+async def decide(turn: Turn, deps: Deps) -> None:
+    """Step one of a two-step turn: the model decides, the engine acts; what it did goes into the agent's context."""
+    if turn.route is None or turn.ctx is None or turn.request is None or turn.request.tools:
+        return
+    hints = [h for h in candidates(turn, deps) if h.tool in TOOLS and turn.ctx.agent in TOOLS[h.tool].agents]
+    if not hints:
+        return
+    request = plan_request(turn, deps, hints, plan_schema(hints, turn.ctx))
+    run = AgentRun()
+    limits = Limits(tool_quota=1, max_rounds=1, generation_timeout=deps.config.turn.generation_timeout)
+    try:
+        await run_agent(deps.models[turn.route.agent], request, turn.ctx, limits, deps.sleep, run, tools=False)
+        plan = read_plan(run.reply, hints)
+    except Exception as exc:  # a model failure or an unreadable plan: the turn goes on with nothing decided
+        log.warning("plan_unreadable", channel_id=turn.session.channel_id, error=f"{type(exc).__name__}: {exc}"[:200],
+                    reply=(run.reply or "")[:200])
+        return
+    finally:
+        turn.grounding_calls.extend(run.model_calls)
+    done: list[ToolCall] = []
+    for name, args in plan[: deps.config.turn.tool_quota]:
+        done.extend(await _act(name, args, turn.ctx))
+    turn.grounding_tools.extend(done)
+    log.info("plan_done", channel_id=turn.session.channel_id, tools=[c.name for c in done if c.ok])
+    if done:
+        lines = [f"- {c.observation}" if c.ok else f"- Did NOT happen ({c.name}): {c.observation}" for c in done]
+        told = f"{HEADING}\n" + escape("\n".join(lines))
+        turn.request = replace(turn.request, context="\n\n".join(filter(None, [turn.request.context, told])))
+
+
+async def _act(name: str, args: dict[str, Any], ctx: ToolContext) -> list[ToolCall]:
+    """Run one decided call; hit points given as dice are rolled first, by the engine, and the roll is kept."""
+    calls: list[ToolCall] = []
+    amount = args.get("amount")
+    if isinstance(amount, str) and "d" in amount:
+        actor = ctx.state.characters.get(ctx.actor_id or "")
+        whose = args.get("target") or (actor.name if actor else "")
+        reason = f"{whose}'s {args.get('kind', 'damage')}" if whose else str(args.get("kind", "damage"))
+        rolled = await arun_args("roll", {"expression": amount, "reason": reason}, ctx)
+        calls.append(rolled)
+        if not rolled.ok:
+            return calls
+        args = {**args, "amount": max(1, int(rolled.meta.get("total", 1)))}
+    elif isinstance(amount, str) and amount.isdigit():
+        args = {**args, "amount": int(amount)}
+    calls.append(await arun_args(name, args, ctx))
+    return calls

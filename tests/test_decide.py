@@ -1,0 +1,172 @@
+"""The two-step turn (engine/decide.py): a small model decides the turn's calls as JSON held to a schema built from
+the game, the engine runs them, and the agent narrates without tools."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from engine import decide, prompts
+from engine.config import AgentSettings
+from engine.errors import ModelError
+from engine.models import ModelRequest, ScriptedModel
+from engine.providers.openai_compat import OpenAICompatModel
+from engine.state import AgentType, Item
+from engine.suggestions import Suggestion
+from engine.tools import ToolContext
+
+from tests.conftest import CHANNEL
+
+pytestmark = pytest.mark.usefixtures("backend")
+
+
+def plan(*actions: tuple[str, dict]) -> str:
+    return json.dumps({"actions": [{"tool": t, "args": a} for t, a in actions]})
+
+
+async def two_step(table, hp: int | None = None, potions: int = 0) -> None:
+    table.engine.deps.config.agents[AgentType.NARRATIVE] = AgentSettings(two_step=True)
+    table.engine.deps.config.agents[AgentType.NPC] = AgentSettings(two_step=True)
+    state = await table.state()
+    aria = state.characters["u1"]
+    if hp is not None:
+        aria.hp = hp
+    aria.inventory = [i for i in aria.inventory if i.name != "healing potion"]
+    if potions:
+        aria.inventory.append(Item(name="healing potion", quantity=potions))
+    await table.store.save_state((await table.engine.session(CHANNEL)).id, state)
+
+
+async def test_the_model_decides_the_engine_rolls_and_acts_and_the_agent_narrates_without_tools(table):
+    await two_step(table, hp=3, potions=2)
+    result = await table.turn("I drink my healing potion.",
+                              plan(("update_hp", {"amount": "2d4+2", "kind": "healing", "target": "Aria"}),
+                                   ("modify_inventory", {"item": "healing potion", "quantity": -1})),
+                              "Warmth floods back into Aria's limbs.")
+    assert [c.name for c in result.calls] == ["roll", "update_hp", "modify_inventory"] and all(c.ok for c in result.calls)
+    rolled = result.calls[0].meta["total"]
+    aria = (await table.state()).characters["u1"]
+    assert aria.hp == min(aria.max_hp, 3 + rolled) and aria.item("healing potion").quantity == 1
+    assert result.reply == "Warmth floods back into Aria's limbs."
+    plan_request, narration = table.model.requests
+    # Step one: the candidates only, the arguments narrowed to the game, the dice left to the engine.
+    assert plan_request.schema is not None and plan_request.system == prompts.DECIDE and not plan_request.tools
+    variants = plan_request.schema["properties"]["actions"]["items"]["anyOf"]
+    tools = [v["properties"]["tool"]["enum"][0] for v in variants]
+    assert tools[:2] == ["update_hp", "modify_inventory"] and "start_combat" not in tools
+    use_up = variants[tools.index("modify_inventory")]["properties"]["args"]["properties"]
+    assert use_up["quantity"] == {"enum": [-1]} and "healing potion" in use_up["item"]["enum"]
+    assert 'Aria says: "I drink my healing potion."' in plan_request.messages[0].content
+    # Step two: no tool rules, no hints, and what the engine did, with its numbers.
+    assert not narration.tools and prompts.TAG_RULES not in narration.system and "## Your tools" not in narration.system
+    assert decide.HEADING in narration.context and f"Aria regains {aria.hp - 3} HP" in narration.context
+    assert "Tools that may fit" not in narration.context and "\n[" in narration.stop
+    assert not any(s.startswith("</") for s in narration.stop)
+    assert any("Aria's healing" in line for line in result.mechanics())
+
+
+async def test_tags_in_a_two_step_narration_are_hidden_and_never_run(table):
+    await two_step(table, potions=1)
+    result = await table.turn("I look at the gulls.",
+                              'The gulls wheel. <modify_inventory item="gold crown" quantity="50"/> They cry.')
+    assert result.calls == [] and "<" not in result.reply and "gold crown" not in result.reply
+    assert (await table.state()).characters["u1"].item("gold crown") is None
+    assert len(table.model.requests) == 1  # nothing to decide: no candidate, no plan call
+
+
+@pytest.mark.parametrize("reply", ["I think the player drinks it.", '{"actions": "drink"}', "{not json",
+                                   ModelError("the server is down", retryable=True)])
+async def test_a_plan_that_cannot_be_read_decides_nothing_and_the_turn_goes_on(table, reply):
+    await two_step(table, hp=3, potions=1)
+    before = await table.state()
+    replies = [reply] if not isinstance(reply, Exception) else [reply, reply, reply]
+    result = await table.turn("I drink my healing potion.", *replies, "You hesitate.")
+    after = await table.state()
+    assert result.reply == "You hesitate." and result.calls == []
+    assert after.characters["u1"] == before.characters["u1"]
+
+
+async def test_a_decided_call_that_fails_changes_nothing_and_the_narrator_is_told_it_did_not_happen(table):
+    await two_step(table, hp=3)
+    state = await table.state()
+    result = await table.turn("I drink my healing potion.",
+                              plan(("modify_inventory", {"item": "healing potion", "quantity": -1})),
+                              "Your hand finds an empty belt.")
+    [call] = result.calls
+    assert not call.ok and (await table.state()).characters["u1"] == state.characters["u1"]
+    assert "Did NOT happen (modify_inventory)" in table.model.requests[1].context
+
+
+async def test_only_the_candidates_are_run_each_once(table):
+    await two_step(table)
+    result = await table.turn("I walk into the Brine Cup tavern.",
+                              plan(("change_location", {"location": "brine-cup-tavern"}),
+                                   ("change_location", {"location": "brine-cup-tavern"}),
+                                   ("start_combat", {"encounter": "wreckers-ambush"})),
+                              "The door creaks.")
+    assert [c.name for c in result.calls] == ["change_location"]
+    state = await table.state()
+    assert state.current_location == "brine-cup-tavern" and not state.combat.active
+    schema = table.model.requests[0].schema
+    [variant] = schema["properties"]["actions"]["items"]["anyOf"]
+    assert variant["properties"]["args"]["properties"]["location"] == {"enum": ["brine-cup-tavern"]}
+
+
+async def test_an_npc_decides_too_and_speaks_without_tools(table):
+    await two_step(table)
+    result = await table.turn("@Ysolde I accept. We will bring back the lantern.",
+                              plan(("start_quest", {"quest": "relight-the-lantern"})), "\"Good. Go quickly.\"")
+    assert result.agent is AgentType.NPC and [c.name for c in result.calls] == ["start_quest"]
+    assert (await table.state()).quests["relight-the-lantern"].status == "active"
+    assert "## Who you are" in table.model.requests[1].system and not table.model.requests[1].tools
+
+
+async def test_the_two_step_turn_is_the_local_models_default_and_the_config_decides_elsewhere(table):
+    deps = table.engine.deps
+    assert not decide.two_step(deps, AgentType.NARRATIVE)  # a scripted model writes tags itself
+    local = ScriptedModel()
+    local.provider = "local"
+    deps.models = {**deps.models, AgentType.NARRATIVE: local}
+    assert decide.two_step(deps, AgentType.NARRATIVE)
+    deps.config.agents[AgentType.NARRATIVE] = AgentSettings(two_step=False)
+    assert not decide.two_step(deps, AgentType.NARRATIVE)
+
+
+async def test_the_schema_names_only_what_exists(table):
+    state = await table.state()
+    state.characters["u1"].inventory.append(Item(name="rations", quantity=3))
+    ctx = ToolContext(state, None, AgentType.NARRATIVE, "u1")
+    schema = decide.plan_schema([Suggestion("modify_inventory", "something changes hands", 0.7),
+                                 Suggestion("complete_objective", "done", 0.6, {"quest": "relight-the-lantern"}),
+                                 Suggestion("roll", "a check", 0.6)], ctx)
+    variants = schema["properties"]["actions"]["items"]["anyOf"]
+    kinds = [(v["properties"]["tool"]["enum"][0], sorted(v["properties"]["args"]["properties"])) for v in variants]
+    assert kinds == [("modify_inventory", ["item", "quantity"]), ("complete_objective", ["objective", "quest"]),
+                     ("roll", ["expression", "reason"]), ("modify_inventory", ["currency", "quantity"])]
+    objective = variants[1]["properties"]["args"]["properties"]["objective"]["enum"]
+    assert objective == [o.id for o in state.quests["relight-the-lantern"].objectives]
+    assert schema["properties"]["actions"]["maxItems"] == 4
+
+
+async def test_an_openai_compatible_server_is_asked_to_hold_the_reply_to_the_schema():
+    model = OpenAICompatModel(client=None, default_model="small", official=False)  # type: ignore[arg-type]
+    schema = {"type": "object", "properties": {"actions": {"type": "array"}}}
+    body = model.body(ModelRequest(AgentType.NARRATIVE, "", "s", "", [], schema=schema))
+    assert body["response_format"] == {"type": "json_schema",
+                                       "json_schema": {"name": "reply", "schema": schema, "strict": False}}
+    assert "response_format" not in model.body(ModelRequest(AgentType.NARRATIVE, "", "s", "", []))
+
+
+async def test_every_plan_schema_converts_to_a_llama_cpp_grammar(table):
+    pytest.importorskip("llama_cpp")
+    from llama_cpp.llama_grammar import json_schema_to_gbnf
+
+    from engine.tools import TOOLS
+
+    state = await table.state()
+    ctx = ToolContext(state, None, AgentType.NARRATIVE, "u1")
+    for name, tool in TOOLS.items():
+        if AgentType.NARRATIVE in tool.agents:
+            grammar = json_schema_to_gbnf(json.dumps(decide.plan_schema([Suggestion(name, "why", 0.5)], ctx)))
+            assert "root ::=" in grammar, name
