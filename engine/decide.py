@@ -24,7 +24,7 @@ import structlog
 from . import prompts
 from .loop import AgentRun, Limits, run_agent
 from .models import ChatMessage, ModelRequest
-from .rules import SKILLS
+from .rules import HEALING_POTIONS, SKILLS
 from .state import ABILITIES, AgentType, GameState
 from .suggestions import Suggestion, suggest
 from .tags import escape
@@ -59,12 +59,18 @@ def two_step(deps: Deps, agent: AgentType) -> bool:
 
 def candidates(turn: Turn, deps: Deps) -> list[Suggestion]:
     """The actions step one may choose from: the turn's suggestions (worked out here if the config turned the
-    hints off, as a two-step turn has no other source of candidates)."""
-    assert turn.route is not None and turn.work is not None
-    if deps.config.turn.suggestions:
-        return list(turn.hints)
-    npc = turn.work.npcs.get(turn.route.npc.id) if turn.route.npc else None
-    return suggest(turn.work, turn.text, turn.route.agent, npc, deps.config.turn.suggestion_limit)
+    hints off, as a two-step turn has no other source of candidates), less two that a small model only gets wrong:
+    an exchange whose goods the message does not name plainly (it would invent them), and a roll beside a change
+    of hit points (whose dice the engine rolls itself)."""
+    assert turn.route is not None and turn.work is not None and turn.ctx is not None
+    hints = list(turn.hints)
+    if not deps.config.turn.suggestions:
+        npc = turn.work.npcs.get(turn.route.npc.id) if turn.route.npc else None
+        hints = suggest(turn.work, turn.text, turn.route.agent, npc, deps.config.turn.suggestion_limit, turn.author_id)
+    tools = {h.tool for h in hints}
+    return [h for h in hints if h.tool in TOOLS and turn.ctx.agent in TOOLS[h.tool].agents
+            and not (h.tool == "modify_inventory" and not {"item", "currency", "quantity"} & set(h.args))
+            and not (h.tool == "roll" and "update_hp" in tools)]
 
 
 # -- the schema ------------------------------------------------------------------------------------------------------
@@ -74,7 +80,7 @@ def _names(values: list[str]) -> dict[str, Any]:
     return {"enum": unique} if unique else {"type": "string", "pattern": FREE_TEXT}
 
 
-def _field(tool: str, name: str, ctx: ToolContext, hint: Suggestion) -> dict[str, Any] | None:
+def _field(tool: str, name: str, ctx: ToolContext, hint: Suggestion, text: str) -> dict[str, Any] | None:
     """The schema of one argument, narrowed to what exists in the game (None: the registry's own, loosened)."""
     state, agent = ctx.state, ctx.agent
     actor = state.characters.get(ctx.actor_id or "")
@@ -88,8 +94,9 @@ def _field(tool: str, name: str, ctx: ToolContext, hint: Suggestion) -> dict[str
         return _names([*(c.name for c in state.characters.values()), *fighters, *(n.name for n in here)])
     if name == "item":
         carried = [i.name for i in actor.inventory] if actor else []
+        named = [c for c in carried if c.lower() in text or c.lower().split()[-1] in text.split()]
         giving = int(hint.args.get("quantity", "1") or 1) < 0 or tool not in ("modify_inventory",)
-        return _names(carried) if giving and carried else {"type": "string", "pattern": FREE_TEXT}
+        return _names(named or carried) if giving and carried else {"type": "string", "pattern": FREE_TEXT}
     if name == "quantity":
         return {"type": "integer", "minimum": -20, "maximum": 20}
     if name == "amount":
@@ -149,39 +156,43 @@ def _typed(spec: dict[str, Any], value: str) -> Any:
     return value
 
 
-def action_schema(hint: Suggestion, ctx: ToolContext) -> dict[str, Any]:
-    """One candidate: its tool's name fixed, the arguments a suggestion gave fixed, the rest narrowed to the game."""
+def action_schema(hint: Suggestion, ctx: ToolContext, text: str = "") -> dict[str, Any]:
+    """One candidate's arguments: those a suggestion gave fixed, the rest narrowed to the game."""
     tool = TOOLS[hint.tool]
     model = tool.args.model_json_schema()
     fields = model.get("properties", {})
     wanted = [f for f in fields if f in model.get("required", []) or f in hint.args or f in WORTH.get(tool.name, ())]
+    if "currency" in hint.args:  # coin changes hands, not an item
+        wanted = [f for f in wanted if f != "item"]
     properties: dict[str, Any] = {}
     for name in wanted:
-        spec = _field(tool.name, name, ctx, hint) or _loosened(fields[name])
+        spec = _field(tool.name, name, ctx, hint, text.lower()) or _loosened(fields[name])
         if name in hint.args:
-            value = _typed(spec, hint.args[name])
-            spec = {"enum": [value]}
+            spec = {"enum": [_typed(spec, hint.args[name])]}
+        elif name == "amount" and (dice := potion_dice(ctx, text)):  # the SRD says what a potion heals
+            spec = {"enum": [dice]}
         properties[name] = spec
     args = {"type": "object", "properties": properties, "required": wanted, "additionalProperties": False}
-    return {"type": "object", "properties": {"tool": {"enum": [tool.name]}, "args": args},
-            "required": ["tool", "args"], "additionalProperties": False}
+    return args
 
 
-def plan_schema(hints: list[Suggestion], ctx: ToolContext) -> dict[str, Any]:
-    variants = [action_schema(h, ctx) for h in hints]
-    if any(h.tool == "modify_inventory" and "item" not in h.args and int(h.args.get("quantity", "1") or 1) > 0
-           for h in hints):  # a payment moves coin, not an item: offer that shape too
-        variants.append(_coin_schema())
-    return {"type": "object", "additionalProperties": False, "required": ["actions"],
-            "properties": {"actions": {"type": "array", "items": {"anyOf": variants}, "maxItems": len(variants)}}}
+def plan_schema(hints: list[Suggestion], ctx: ToolContext, text: str = "") -> dict[str, Any]:
+    """The reply step one must give: for each candidate in turn, its arguments when it happens, else null. (Each
+    candidate once, so a small model cannot repeat a call until its tokens run out.)"""
+    properties = {h.tool: {"anyOf": [{"type": "null"}, action_schema(h, ctx, text)]} for h in hints}
+    return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
 
 
-def _coin_schema() -> dict[str, Any]:
-    args = {"type": "object", "additionalProperties": False, "required": ["currency", "quantity"],
-            "properties": {"currency": {"enum": ["cp", "sp", "gp", "pp"]},
-                           "quantity": {"type": "integer", "minimum": -1000, "maximum": 1000}}}
-    return {"type": "object", "properties": {"tool": {"enum": ["modify_inventory"]}, "args": args},
-            "required": ["tool", "args"], "additionalProperties": False}
+
+def potion_dice(ctx: ToolContext, text: str) -> str | None:
+    """The healing of the potion the message names and the acting character carries (SRD 5.1), if any."""
+    actor = ctx.state.characters.get(ctx.actor_id or "")
+    words = text.lower()
+    if actor is None or "potion" not in words:
+        return None
+    carried = [HEALING_POTIONS[i.name.lower()] for i in actor.inventory if i.name.lower() in HEALING_POTIONS]
+    named = [dice for name, dice in HEALING_POTIONS.items() if name in words]
+    return (named or carried or [None])[0]
 
 
 # -- the prompt ------------------------------------------------------------------------------------------------------
@@ -217,10 +228,11 @@ def plan_request(turn: Turn, deps: Deps, hints: list[Suggestion], schema: dict[s
     who = speaker.name if speaker else turn.author_name
     user = (f"{situation(turn.work, turn.author_id)}\n\n{escape(who)} says: \"{escape(turn.text)}\"\n\n"
             f"Actions the engine can take now:\n{escape(options)}\n\n"
-            'Answer {"actions": [...]}, each action {"tool": ..., "args": {...}}; {"actions": []} when none happens.')
+            "Answer with one JSON object: for each action above, its arguments if the message makes it happen now, "
+            "or null if it does not.")
     return ModelRequest(agent=turn.route.agent, model=settings.model, system=prompts.DECIDE, context="",
                         messages=[ChatMessage("user", user)], temperature=0.0,
-                        max_tokens=min(settings.max_tokens, 60 + 50 * len(hints)), seed=turn.seed, tools=False,
+                        max_tokens=40 + 40 * len(hints), seed=turn.seed, tools=False,
                         schema=schema)
 
 
@@ -230,33 +242,24 @@ _OBJECT = re.compile(r"\{.*\}", re.S)
 
 
 def read_plan(reply: str, hints: list[Suggestion]) -> list[tuple[str, dict[str, Any]]]:
-    """The actions a reply decides, in order: only candidates' tools, each call once; anything else is dropped."""
+    """The calls a reply decides, in the candidates' order; keys that are no candidate are ignored."""
     found = _OBJECT.search(reply or "")
     if found is None:
         raise ValueError("no JSON object in the reply")
     data = json.loads(found.group())
-    actions = data.get("actions") if isinstance(data, dict) else None
-    if not isinstance(actions, list):
-        raise ValueError("the reply has no list of actions")
-    allowed = {h.tool for h in hints}
-    out: list[tuple[str, dict[str, Any]]] = []
-    for action in actions[: len(hints) + 1]:
-        if not isinstance(action, dict) or not isinstance(action.get("args", {}), dict):
-            continue
-        name, args = action.get("tool"), action.get("args", {})
-        if name in allowed and (name, args) not in out:
-            out.append((name, args))
-    return out
+    if not isinstance(data, dict):
+        raise ValueError("the reply is not a JSON object")
+    return [(h.tool, data[h.tool]) for h in hints if isinstance(data.get(h.tool), dict)]
 
 
 async def decide(turn: Turn, deps: Deps) -> None:
     """Step one of a two-step turn: the model decides, the engine acts; what it did goes into the agent's context."""
     if turn.route is None or turn.ctx is None or turn.request is None or turn.request.tools:
         return
-    hints = [h for h in candidates(turn, deps) if h.tool in TOOLS and turn.ctx.agent in TOOLS[h.tool].agents]
+    hints = candidates(turn, deps)
     if not hints:
         return
-    request = plan_request(turn, deps, hints, plan_schema(hints, turn.ctx))
+    request = plan_request(turn, deps, hints, plan_schema(hints, turn.ctx, turn.text))
     run = AgentRun()
     limits = Limits(tool_quota=1, max_rounds=1, generation_timeout=deps.config.turn.generation_timeout)
     try:

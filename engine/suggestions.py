@@ -561,10 +561,12 @@ class Situation:
     reading: Reading
     agent: AgentType
     npc: NPC | None
+    actor_id: str | None = None  # the player who speaks (whose inventory "my potion" is)
 
     @classmethod
-    def of(cls, state: GameState, message: str, agent: AgentType, npc: NPC | None = None) -> "Situation":
-        return cls(state, Reading(message), agent, npc)
+    def of(cls, state: GameState, message: str, agent: AgentType, npc: NPC | None = None,
+           actor_id: str | None = None) -> "Situation":
+        return cls(state, Reading(message), agent, npc, actor_id)
 
 
 Rule = Callable[[Situation], list[Suggestion]]
@@ -624,6 +626,60 @@ def consume_item(s: Situation) -> list[Suggestion]:
     return found
 
 
+_NUMBER_WORDS = {w: n for n, w in enumerate("a one two three four five six seven eight nine ten eleven twelve".split())}
+_NUMBER_WORDS.update({"a": 1, "an": 1, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "hundred": 100})
+_COIN_WORDS = {"gold": "gp", "gp": "gp", "silver": "sp", "sp": "sp", "copper": "cp", "coppers": "cp", "cp": "cp",
+               "platinum": "pp", "pp": "pp"}
+_COINS = re.compile(r"\b(\d{1,4}|" + "|".join(_NUMBER_WORDS) + r")\s+(" + "|".join(_COIN_WORDS) + r")\b")
+_GIVING = r"give|gives|gave|hand|hands|handed|slide|slides|toss|tosses|offer|offers|here are|here's|here is"
+_TAKING = (r"loot|loots|pocket|pockets|take|takes|took|collect|collects|pick up|picks up|picked up|grab|grabs|scoop|"
+           r"scoops|keep|keeps|receive|receives|stash|stashes")
+# Which way coin goes, and which way a thing goes, by the verb before it: buying sends coin and brings the thing.
+_COIN_OUT = re.compile(rf"\b(pay|pays|paid|paying|buy|buys|bought|purchase|purchases|tip|tips|tipped|spend|spends|"
+                       rf"spent|bribe|bribes|rent|rents|hire|hires|costs?|{_GIVING})\b")
+_COIN_IN = re.compile(rf"\b(sell|sells|sold|earn|earns|{_TAKING})\b")
+_ITEM_OUT = re.compile(rf"\b(sell|sells|sold|drop|drops|leave|leaves|{_GIVING})\b")
+_ITEM_IN = re.compile(rf"\b(buy|buys|bought|purchase|purchases|{_TAKING})\b")
+
+
+_GOODS = frozenset(LEXICON["item"].split("|")) - set(_COIN_WORDS) - {
+    "coin", "coins", "purse", "pouch", "money", "cash", "piece", "pieces", "loot", "reward", "goods", "gear", "advance",
+    "payment", "fee", "wage", "wages", "bounty", "deposit", "crown", "crowns"}
+
+
+def _direction(before: str, out: re.Pattern[str], into: re.Pattern[str]) -> int:
+    """Which way what follows goes, by the verb nearest before it: -1 it leaves the player, 1 it comes, 0 unclear
+    ("I take a room; here are two gold" pays)."""
+    verbs = [(m.start(), -1) for m in out.finditer(before)] + [(m.start(), 1) for m in into.finditer(before)]
+    return max(verbs)[1] if verbs else 0
+
+
+def changes_hands(text: str, carried: Iterable[str] = ()) -> dict[str, str]:
+    """What a message says changes hands, as modify_inventory's arguments, when it says so plainly: coin ("pay her
+    two gold" → gp -2, "I pocket the 5 silver" → sp +5), or one thing (a carried item by its name, else a thing
+    the lexicon knows: "I pick up the coil of rope" → coil of rope +1). Nothing when it is unclear."""
+    coins = list(_COINS.finditer(text))
+    if len(coins) == 1:
+        amount, coin = coins[0].groups()
+        n = int(amount) if amount.isdigit() else _NUMBER_WORDS[amount]
+        way = _direction(text[: coins[0].start()], _COIN_OUT, _COIN_IN)
+        return {"currency": _COIN_WORDS[coin], "quantity": str(way * n)} if n and way else {}
+    if coins:
+        return {}
+    for name in sorted(carried, key=len, reverse=True):  # "healing potion" before "potion"
+        at = re.search(r"\b" + re.escape(name.lower()) + r"s?\b", text)
+        if at is None and len(head := name.lower().split()[-1]) > 3:
+            at = re.search(r"\bmy " + re.escape(head) + r"s?\b", text)  # "my potion", "my rations"
+        if at is not None:
+            way = _direction(text[: at.start()], _ITEM_OUT, _ITEM_IN)
+            return {"item": name, "quantity": str(way)} if way else {}
+    for m in re.finditer(r"\b([a-z']+)(?: of ([a-z']+))?\b", text):
+        if m.group(1) in _GOODS:
+            way = _direction(text[: m.start()], _ITEM_OUT, _ITEM_IN)
+            return {"item": m.group(0), "quantity": str(way)} if way > 0 else {}
+    return {}
+
+
 @rule(N, C, P)
 def trade(s: Situation) -> list[Suggestion]:
     r = s.reading
@@ -635,7 +691,10 @@ def trade(s: Situation) -> list[Suggestion]:
               and r.within(h, _THROWN_ITEM, 5)] if s.agent is C else []
     if not (strong or weak or thrown):
         return []
-    found = [Suggestion("modify_inventory", "something changes hands: items or coin must move in the inventory", 0.75)]
+    actor = s.state.characters.get(s.actor_id or "")
+    carried = [i.name for i in actor.inventory] if actor else []
+    found = [Suggestion("modify_inventory", "something changes hands: items or coin must move in the inventory", 0.75,
+                        changes_hands(r.text, carried))]
     if s.agent is not C and r.acts("social") or any(r.tokens[h.start].startswith(("steal", "stole", "pilfer", "filch", "swipe", "nick",
                                                              "pinch", "pickpocket", "shoplift", "lift"))
                                for h in strong):
@@ -1012,9 +1071,10 @@ def combat_flow(s: Situation) -> list[Suggestion]:
     return [Suggestion("next_turn", "after this combatant acts, pass the turn on", 0.9)]
 
 
-def suggest(state: GameState, message: str, agent: AgentType, npc: NPC | None = None, limit: int = 4) -> list[Suggestion]:
+def suggest(state: GameState, message: str, agent: AgentType, npc: NPC | None = None, limit: int = 4,
+            actor_id: str | None = None) -> list[Suggestion]:
     """The best suggestions for this agent, one per tool, highest confidence first."""
-    situation = Situation.of(state, message, agent, npc)
+    situation = Situation.of(state, message, agent, npc, actor_id)
     if situation.reading.tokens[:1] and situation.reading.tokens[0] in ("ooc", "brb", "afk", "gtg"):
         return []  # out of character: not a move in the game
     best: dict[str, Suggestion] = {}

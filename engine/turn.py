@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import re
 from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Awaitable, Callable
 
@@ -221,7 +222,8 @@ async def context(turn: Turn, deps: Deps) -> None:
                                         limit=cfg.turn.history_messages * (4 if npc_agent else 1))
     seen = visible_history(history, chosen.agent, npc_id)[-cfg.turn.history_messages:]
     memories = await _recall(turn, deps, before_id=seen[0].id if seen else None)
-    turn.hints = suggest(state, turn.text, chosen.agent, npc, cfg.turn.suggestion_limit) if cfg.turn.suggestions else []
+    turn.hints = (suggest(state, turn.text, chosen.agent, npc, cfg.turn.suggestion_limit, turn.author_id)
+                  if cfg.turn.suggestions else [])
     settings = cfg.agent(chosen.agent)
     # A two-step turn's agent only narrates what the decide stage did: no tools, tool hints or tool feedback, and
     # a speaker's label on a new line ends its reply (a small model goes on to write the players' next lines).
@@ -269,9 +271,20 @@ async def run(turn: Turn, deps: Deps) -> None:
         show = lambda text: tell(speaker, text)  # noqa: E731
     await run_agent(deps.models[turn.route.agent], turn.request, turn.ctx, limits, deps.sleep, turn.run, show,
                     tools=turn.request.tools)
-    turn.reply = turn.run.reply
+    turn.reply = unlabelled(turn.run.reply)
     if not turn.reply:
         raise ModelError("the model's reply was empty once tags and thinking were removed")
+
+
+_LABEL = re.compile(r"^\s*\[[^\]\n]{1,100}\]:[ \t]*")
+
+
+def unlabelled(reply: str) -> str:
+    """The reply without a speaker's label at its start: the engine labels who speaks, and a model that copies
+    the history's `[Aria (player sam)]:` would otherwise open its answer in someone else's name."""
+    while (m := _LABEL.match(reply)) is not None:
+        reply = reply[m.end():]
+    return reply.strip()
 
 
 async def verify(turn: Turn, deps: Deps) -> None:

@@ -21,8 +21,8 @@ from tests.conftest import CHANNEL
 pytestmark = pytest.mark.usefixtures("backend")
 
 
-def plan(*actions: tuple[str, dict]) -> str:
-    return json.dumps({"actions": [{"tool": t, "args": a} for t, a in actions]})
+def plan(*actions: tuple[str, dict | None]) -> str:
+    return json.dumps(dict(actions))
 
 
 async def two_step(table, hp: int | None = None, potions: int = 0) -> None:
@@ -52,11 +52,14 @@ async def test_the_model_decides_the_engine_rolls_and_acts_and_the_agent_narrate
     plan_request, narration = table.model.requests
     # Step one: the candidates only, the arguments narrowed to the game, the dice left to the engine.
     assert plan_request.schema is not None and plan_request.system == prompts.DECIDE and not plan_request.tools
-    variants = plan_request.schema["properties"]["actions"]["items"]["anyOf"]
-    tools = [v["properties"]["tool"]["enum"][0] for v in variants]
-    assert tools[:2] == ["update_hp", "modify_inventory"] and "start_combat" not in tools
-    use_up = variants[tools.index("modify_inventory")]["properties"]["args"]["properties"]
-    assert use_up["quantity"] == {"enum": [-1]} and "healing potion" in use_up["item"]["enum"]
+    candidates = plan_request.schema["properties"]
+    # The suggested roll for the healing is left out: update_hp's dice are the engine's.
+    assert list(candidates) == ["update_hp", "modify_inventory"] == plan_request.schema["required"]
+    null, use_up = candidates["modify_inventory"]["anyOf"]
+    assert null == {"type": "null"} and use_up["properties"]["quantity"] == {"enum": [-1]}
+    assert use_up["properties"]["item"]["enum"] == ["healing potion"]  # the one the message names
+    heal = candidates["update_hp"]["anyOf"][1]["properties"]
+    assert heal["amount"] == {"enum": ["2d4+2"]} and heal["kind"] == {"enum": ["healing"]}  # the SRD potion's dice
     assert 'Aria says: "I drink my healing potion."' in plan_request.messages[0].content
     # Step two: no tool rules, no hints, and what the engine did, with its numbers.
     assert not narration.tools and prompts.TAG_RULES not in narration.system and "## Your tools" not in narration.system
@@ -75,7 +78,7 @@ async def test_tags_in_a_two_step_narration_are_hidden_and_never_run(table):
     assert len(table.model.requests) == 1  # nothing to decide: no candidate, no plan call
 
 
-@pytest.mark.parametrize("reply", ["I think the player drinks it.", '{"actions": "drink"}', "{not json",
+@pytest.mark.parametrize("reply", ["I think the player drinks it.", '["update_hp"]', "{not json",
                                    ModelError("the server is down", retryable=True)])
 async def test_a_plan_that_cannot_be_read_decides_nothing_and_the_turn_goes_on(table, reply):
     await two_step(table, hp=3, potions=1)
@@ -101,16 +104,16 @@ async def test_a_decided_call_that_fails_changes_nothing_and_the_narrator_is_tol
 async def test_only_the_candidates_are_run_each_once(table):
     await two_step(table)
     result = await table.turn("I walk into the Brine Cup tavern.",
-                              plan(("change_location", {"location": "brine-cup-tavern"}),
-                                   ("change_location", {"location": "brine-cup-tavern"}),
-                                   ("start_combat", {"encounter": "wreckers-ambush"})),
+                              plan(("start_combat", {"encounter": "wreckers-ambush"}),
+                                   ("change_location", {"location": "brine-cup-tavern"})),
                               "The door creaks.")
     assert [c.name for c in result.calls] == ["change_location"]
     state = await table.state()
     assert state.current_location == "brine-cup-tavern" and not state.combat.active
     schema = table.model.requests[0].schema
-    [variant] = schema["properties"]["actions"]["items"]["anyOf"]
-    assert variant["properties"]["args"]["properties"]["location"] == {"enum": ["brine-cup-tavern"]}
+    assert list(schema["properties"]) == ["change_location"]
+    args = schema["properties"]["change_location"]["anyOf"][1]
+    assert args["properties"]["location"] == {"enum": ["brine-cup-tavern"]}
 
 
 async def test_an_npc_decides_too_and_speaks_without_tools(table):
@@ -140,13 +143,15 @@ async def test_the_schema_names_only_what_exists(table):
     schema = decide.plan_schema([Suggestion("modify_inventory", "something changes hands", 0.7),
                                  Suggestion("complete_objective", "done", 0.6, {"quest": "relight-the-lantern"}),
                                  Suggestion("roll", "a check", 0.6)], ctx)
-    variants = schema["properties"]["actions"]["items"]["anyOf"]
-    kinds = [(v["properties"]["tool"]["enum"][0], sorted(v["properties"]["args"]["properties"])) for v in variants]
-    assert kinds == [("modify_inventory", ["item", "quantity"]), ("complete_objective", ["objective", "quest"]),
-                     ("roll", ["expression", "reason"]), ("modify_inventory", ["currency", "quantity"])]
-    objective = variants[1]["properties"]["args"]["properties"]["objective"]["enum"]
+    chosen = {tool: spec["anyOf"][1] for tool, spec in schema["properties"].items()}
+    assert sorted(chosen["modify_inventory"]["properties"]) == ["item", "quantity"]
+    assert sorted(chosen["complete_objective"]["properties"]) == ["objective", "quest"]
+    assert sorted(chosen["roll"]["properties"]) == ["expression", "reason"]
+    objective = chosen["complete_objective"]["properties"]["objective"]["enum"]
     assert objective == [o.id for o in state.quests["relight-the-lantern"].objectives]
-    assert schema["properties"]["actions"]["maxItems"] == 4
+    paying = decide.plan_schema([Suggestion("modify_inventory", "pays", 0.7, {"currency": "gp", "quantity": "-2"})], ctx)
+    args = paying["properties"]["modify_inventory"]["anyOf"][1]["properties"]
+    assert args == {"currency": {"enum": ["gp"]}, "quantity": {"enum": [-2]}}
 
 
 async def test_an_openai_compatible_server_is_asked_to_hold_the_reply_to_the_schema():
@@ -170,3 +175,87 @@ async def test_every_plan_schema_converts_to_a_llama_cpp_grammar(table):
         if AgentType.NARRATIVE in tool.agents:
             grammar = json_schema_to_gbnf(json.dumps(decide.plan_schema([Suggestion(name, "why", 0.5)], ctx)))
             assert "root ::=" in grammar, name
+
+
+class FakeLlama:
+    """Stands in for llama_cpp.Llama: records each completion's prompt and arguments, answers with `reply`."""
+
+    def __init__(self, reply: str) -> None:
+        self.reply, self.calls = reply, []
+
+    def create_completion(self, prompt, **kwargs):
+        self.calls.append((prompt, kwargs))
+        yield {"choices": [{"text": self.reply, "finish_reason": "stop"}]}
+
+    def tokenize(self, data, special=True):
+        return list(range(len(data) // 4))
+
+
+def local(reply: str, tmp_path):
+    from engine.providers.local import LocalModel
+
+    model = LocalModel(tmp_path / "unused.gguf")
+    model._llm = FakeLlama(reply)
+    return model
+
+
+async def test_the_local_model_reads_a_short_history_and_sees_the_tag_example_only_when_it_has_tools(tmp_path):
+    from engine.models import ChatMessage
+
+    model = local("Gulls.", tmp_path)
+    model.history = 4
+    history = [ChatMessage("user" if i % 2 == 0 else "assistant", f"line {i}") for i in range(9)]
+    prompt = model.prompt(ModelRequest(AgentType.NARRATIVE, "", "s", "", history, tools=False))
+    # The last 4 messages (5 to 8), from the first user line among them.
+    assert "line 6" in prompt and "line 5" not in prompt and "<roll>" not in prompt
+    assert prompt.index("line 6") < prompt.index("line 8")
+    with_tools = model.prompt(ModelRequest(AgentType.NARRATIVE, "", "s", "", history))
+    assert with_tools.index("<roll>") < with_tools.index("line 6") and "line 5" not in with_tools
+
+
+async def test_the_local_model_is_held_to_a_plans_schema_by_a_grammar(tmp_path, table):
+    pytest.importorskip("llama_cpp")
+    from contextlib import aclosing
+
+    model = local('{"change_location": null}', tmp_path)
+    state = await table.state()
+    schema = decide.plan_schema([Suggestion("change_location", "go", 0.8, {"location": "brine-cup-tavern"})],
+                                ToolContext(state, None, AgentType.NARRATIVE, "u1"))
+    request = ModelRequest(AgentType.NARRATIVE, "", prompts.DECIDE, "", [], tools=False, schema=schema)
+    async with aclosing(model.stream(request)) as stream:
+        [text, _done] = [item async for item in stream]
+    prompt, kwargs = model._llm.calls[0]
+    assert text == '{"change_location": null}' and kwargs["grammar"] is not None and kwargs["repeat_penalty"] == 1.0
+    assert "brine-cup-tavern" in kwargs["grammar"]._grammar
+    plain = ModelRequest(AgentType.NARRATIVE, "", "s", "", [])
+    async with aclosing(model.stream(plain)) as stream:
+        [_ async for _ in stream]
+    assert model._llm.calls[1][1]["grammar"] is None
+
+
+def test_a_reply_that_opens_in_someone_elses_name_loses_the_label():
+    from engine.turn import unlabelled
+
+    assert unlabelled("[Aria (player sam) to Ysolde Marrick]: [Ysolde]: Welcome.") == "Welcome."
+    assert unlabelled("The [old] door creaks.") == "The [old] door creaks."
+    assert unlabelled("  [Game Master]:\tGulls wheel.") == "Gulls wheel."
+
+
+async def test_an_exchange_the_message_does_not_name_plainly_is_no_candidate(table):
+    await two_step(table)
+    before = await table.state()
+    result = await table.turn("I trade with the fishermen for a while.", "You haggle over nothing much.")
+    assert result.calls == [] and len(table.model.requests) == 1  # no plan: nothing the engine could run
+    assert (await table.state()).characters["u1"] == before.characters["u1"]
+    assert any(h["tool"] == "modify_inventory" for h in (await table.store.turns_for_analysis(CHANNEL))[-1]["suggestions"])
+
+
+async def test_a_payment_the_message_names_is_decided_with_its_coin(table):
+    await two_step(table)
+    purse = (await table.state()).characters["u1"].currency.total_cp()
+    result = await table.turn("I pay the ferryman two gold for the crossing.",
+                              plan(("modify_inventory", {"currency": "gp", "quantity": -2})), "He bites the coin.")
+    assert [c.name for c in result.calls] == ["modify_inventory"]
+    assert (await table.state()).characters["u1"].currency.total_cp() == purse - 200
+    schema = table.model.requests[0].schema["properties"]["modify_inventory"]["anyOf"][1]
+    assert schema["properties"] == {"currency": {"enum": ["gp"]}, "quantity": {"enum": [-2]}}

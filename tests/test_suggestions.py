@@ -180,3 +180,23 @@ async def test_the_engine_puts_hints_in_context_and_remembers_them(table):
     table.engine.deps.config = cfg.model_copy(update={"turn": cfg.turn.model_copy(update={"suggestions": False})})
     await table.turn("I drink another potion.", "Gulp.")
     assert "Tools that may fit" not in table.model.requests[-1].context and table.engine.last_suggestions[CHANNEL] == []
+
+
+@pytest.mark.parametrize("text, args", [
+    ("I pay Odile two gold for a room for the night.", {"currency": "gp", "quantity": "-2"}),
+    ("I'll take a room for the night. Here are two gold pieces.", {"currency": "gp", "quantity": "-2"}),
+    ("I sell my longsword to the smith for 5 gold.", {"currency": "gp", "quantity": "5"}),
+    ("I pocket the 12 silver.", {"currency": "sp", "quantity": "12"}),
+    ("I sell my longsword to the smith.", {"item": "longsword", "quantity": "-1"}),
+    ("I hand her my potion.", {"item": "healing potion", "quantity": "-1"}),
+    ("I give away my rations to a hungry fisherman.", {"item": "rations", "quantity": "-1"}),
+    ("I buy a lantern.", {"item": "lantern", "quantity": "1"}),
+    ("I pick up the coil of chain from the dock.", {"item": "coil of chain", "quantity": "1"}),
+    ("We accept Ysolde's offer: we will find the lantern.", {}),  # finding is not taking
+    ("I take the 10 gold and pay 2 silver.", {}),  # two sums: not plain
+    ("A gold for your thoughts.", {}),  # no direction
+])
+def test_what_changes_hands_is_read_only_when_the_message_says_it_plainly(text, args):
+    from engine.suggestions import changes_hands
+
+    assert changes_hands(text.lower(), ["healing potion", "rations", "longsword"]) == args

@@ -46,10 +46,14 @@ class LocalModel:
     supports_prefill = True
 
     def __init__(self, model_path: Path | None = None, *, n_ctx: int = 8192, threads: int | None = None,
-                 repeat_penalty: float = 1.3) -> None:
+                 repeat_penalty: float = 1.3, history: int = 1, reply_tokens: int = 200) -> None:
         self.model_path = model_path or shipped_model_path()
         # Greedy decoding on a 135M model loops on one phrase without a repeat penalty.
         self.repeat_penalty = repeat_penalty
+        # A 135M model given a history copies its earlier replies (even four messages back) instead of answering:
+        # it reads only the last `history` messages, by default the player's words alone (the summary and the
+        # game state in the system prompt carry the rest). And past ~200 tokens it only loops: replies stop there.
+        self.history, self.reply_tokens = history, reply_tokens
         self.default_model = self.model_path.name if self.model_path else GGUF_NAME
         self.n_ctx, self.threads = n_ctx, threads
         self._llm: Any = None
@@ -80,7 +84,10 @@ class LocalModel:
         # (Repeating the tool hints after the player's words was tried: coverage fell from 2/24 to 0/24.)
         # Without tools (a two-step turn's narration), an exchange full of tags would only teach it to write them.
         example = example_exchange(request.agent) if request.tools and request.schema is None else []
-        return chatml(request.system_text(), example + request.messages, request.prefill)
+        messages = request.messages[-self.history:]
+        while len(messages) > 1 and messages[0].role != "user":
+            messages = messages[1:]
+        return chatml(request.system_text(), example + messages, request.prefill)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamItem]:
         async with self._lock:
@@ -102,8 +109,9 @@ class LocalModel:
                     finish, produced = "end", 0
                     # Held to the schema by a grammar, the model can only write what the engine can run; a
                     # repeat penalty would only push it off the keys and values the schema repeats.
-                    grammar = _grammar(json.dumps(request.schema, sort_keys=True)) if request.schema else None
-                    for chunk in llm.create_completion(prompt, max_tokens=request.max_tokens, temperature=request.temperature,
+                    grammar = _grammar(json.dumps(request.schema)) if request.schema else None  # keys keep their order
+                    for chunk in llm.create_completion(prompt, max_tokens=min(request.max_tokens, self.reply_tokens),
+                                                       temperature=request.temperature,
                                                        stop=stops, stream=True, seed=request.seed if request.seed is not None else -1,
                                                        repeat_penalty=1.0 if grammar else self.repeat_penalty,
                                                        grammar=grammar):

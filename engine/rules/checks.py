@@ -37,6 +37,12 @@ CLASS_SKILLS: dict[str, tuple[str, ...]] = {
     "sorcerer": ("arcana", "persuasion"), "warlock": ("arcana", "deception"), "wizard": ("arcana", "investigation"),
 }
 Mode = Literal["advantage", "disadvantage"] | None
+# What the SRD's potions of healing restore, by the names players give them.
+HEALING_POTIONS: dict[str, str] = {
+    "healing potion": "2d4+2", "potion of healing": "2d4+2", "greater healing potion": "4d4+4",
+    "potion of greater healing": "4d4+4", "superior healing potion": "8d4+8", "potion of superior healing": "8d4+8",
+    "supreme healing potion": "10d4+20", "potion of supreme healing": "10d4+20",
+}
 
 
 def title(skill: str) -> str:
