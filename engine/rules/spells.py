@@ -157,8 +157,8 @@ def find_spell(name: str) -> Spell:
     found = spell_index().get(key(name))
     if found is None:
         close = difflib.get_close_matches(key(name), list(spell_index()), n=1, cutoff=0.6)
-        raise BadInput(f"'{name}' is not a spell I know (cantrips to 3rd level, from the SRD)."
-                       + (f" Did you mean {spell_index()[close[0]].name}?" if close else ""))
+        hint = f"; did you mean {spell_index()[close[0]].name}?" if close else ""
+        raise BadInput(f"'{name}' is not a spell I know (the SRD's cantrips to 3rd level{hint}).")
     return found
 
 
@@ -333,11 +333,14 @@ def choose_slot(ch: Character, spell: Spell, level: int | None) -> int | None:
     return fitting[0]
 
 
+def slots_text(ch: Character) -> str:
+    """Slots left of the most, by level: "1st 2/4, 2nd 3/3" ("none" before a class's first slots)."""
+    most, left = slots_for(ch.char_class, ch.level), slots_left(ch)
+    return ", ".join(f"{ordinal(n)} {left[n]}/{most[n]}" for n in sorted(most)) or "none"
+
+
 def slots_line(ch: Character) -> str:
-    most = slots_for(ch.char_class, ch.level)
-    left = slots_left(ch)
-    return ("Slots: " + ", ".join(f"{ordinal(n)} {left[n]}/{most[n]}" for n in sorted(most)) + ".") if most else \
-        "No spell slots yet."
+    return f"Slots left: {slots_text(ch)}."
 
 
 def spend(ch: Character, slot: int | None) -> None:
@@ -404,7 +407,7 @@ def sheet_lines(ch: Character) -> list[str]:
     if cls is None:
         return []
     lines = [f"{cls.ability.capitalize()} · spell attack {attack_bonus(ch):+d} · save DC {save_dc(ch)} · "
-             f"{slots_line(ch).rstrip('.')}" + (" (pact magic)" if cls.slots == "pact" else "")]
+             f"slots {slots_text(ch)}" + (" (pact magic)" if cls.slots == "pact" else "")]
     if cantrips_of(ch):
         lines.append("Cantrips: " + ", ".join(cantrips_of(ch)))
     if spells_of(ch):
