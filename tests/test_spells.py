@@ -273,6 +273,8 @@ def test_a_new_concentration_spell_ends_the_last_and_the_sheet_says_so():
     assert lines[0] == "Wisdom · spell attack +4 · save DC 12 · slots 1st 3/4, 2nd 1/2"
     assert lines[-1] == "Concentrating on Hold Person" and "Prepared: Bless (1st), Shield of Faith (1st)" in lines[2]
     assert spells.sheet_lines(state.characters["u1"]) == []
+    felled = call(ctx, f'<update_hp target="Iri" amount="{cleric.hp}"/>').observation
+    assert felled.endswith("Iri falls unconscious. Concentration on Hold Person ends.") and cleric.concentration is None
 
 
 def test_rests_bring_slots_back_pact_magic_on_a_short_rest_too():

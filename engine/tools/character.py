@@ -205,6 +205,9 @@ def _apply_hp(target: Character | NPC | Participant, amount: int, kind: str) -> 
             note = f" {name} falls unconscious."
             if "unconscious" not in conditions:
                 conditions.append("unconscious")
+            if isinstance(target, Character) and target.concentration:  # unconscious: concentration breaks
+                note += f" Concentration on {target.concentration} ends."
+                target.concentration = None
     elif new > 0 and hp == 0:
         for c in ("unconscious", "defeated"):
             if c in conditions:
