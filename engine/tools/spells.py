@@ -34,10 +34,10 @@ class CastArgs(Args):
 @tool(example='<cast_spell caster="Bram" spell="magic missile" target="Goblin 1" level="2"/>',
       agents={NARRATIVE, COMBAT}, changes_state=True)
 def cast_spell(ctx: ToolContext, args: CastArgs) -> str:
-    """A player character casts a cantrip or a spell they know or have prepared, at the targets named (commas between
-    several): the engine spends the slot, rolls the spell attack or each target's saving throw against the caster's
-    DC and applies damage or healing; advantage is the caster's on an attack, the targets' on a save. Narrate the
-    result it gives; anything it leaves to you (a condition, an illusion) you play out."""
+    """Cast a player character's cantrip, or a spell they know or have prepared, at the targets named (commas
+    between several): the engine spends the slot, rolls the spell attack or each target's save against the caster's
+    DC and applies damage or healing; narrate its result, and play out what it leaves to you (a condition, an
+    illusion)."""
     try:
         told = cast(ctx, ctx.character(args.caster), args.spell, args.target, args.level, args.advantage)
     except BadInput as exc:
