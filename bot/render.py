@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import discord
 
-from engine.rules import proficiencies
+from engine.rules import proficiencies, spells
 
 from engine.state import Character, GameState
 from engine.tools.combat import tracker_rows
@@ -27,6 +27,9 @@ def sheet_embed(ch: Character) -> discord.Embed:
                           for a in type(ch.abilities).model_fields)
     embed.add_field(name="Abilities", value=abilities, inline=False)
     embed.add_field(name="Proficiencies", value=proficiencies(ch), inline=False)
+    casting = spells.sheet_lines(ch)
+    if casting:
+        embed.add_field(name="Spellcasting", value=clip("\n".join(casting), 1024), inline=False)
     embed.add_field(name="Conditions", value=", ".join(ch.conditions) or "none", inline=False)
     return embed
 

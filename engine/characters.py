@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import Field, NonNegativeInt, PositiveInt, ValidationError, field_validator
 
 from .errors import BadInput
-from .rules import CLASS_SAVES, CLASS_SKILLS, SKILLS
+from .rules import CLASS_SAVES, CLASS_SKILLS, SKILLS, spells
 from .state import ABILITIES, Abilities, Character, Currency, Item, Model, modifier
 from .validation import describe_validation
 
@@ -116,11 +116,12 @@ def make_character(owner_id: str, name: str, class_name: str, level: int = 1,
     if "shield" in cls.kit:
         ac += 2
     kit = [Item(name=i) for i in cls.kit] + [Item(name="healing potion", quantity=1), Item(name="rations", quantity=5)]
+    cantrips, known = spells.starting_spells(cls.name, level, abilities)
     try:
         return Character(owner_id=owner_id, name=name, char_class=cls.name, level=level, hp=max_hp, max_hp=max_hp,
                          ac=ac, abilities=abilities, hit_die=cls.hit_die, hit_dice=level, inventory=kit,
                          currency=Currency(gp=cls.gold), saves=list(CLASS_SAVES[cls.name]),
-                         skills=list(CLASS_SKILLS[cls.name]))
+                         skills=list(CLASS_SKILLS[cls.name]), cantrips=cantrips, spells=known)
     except ValidationError as exc:  # pragma: no cover - the checks above keep every class valid
         raise BadInput(f"Cannot make that character: {exc.errors()[0]['msg']}") from exc
 
@@ -140,6 +141,8 @@ class CharacterFile(Model):
     skills: list[str] | None = None
     inventory: list[Item] | None = None
     currency: Currency | None = None
+    cantrips: list[str] | None = None
+    spells: list[str] | None = None
 
     @field_validator("saves")
     @classmethod
@@ -150,6 +153,14 @@ class CharacterFile(Model):
     @classmethod
     def _skills(cls, value: list[str] | None) -> list[str] | None:
         return None if value is None else [_known(v, tuple(SKILLS), "a skill") for v in value]
+
+    @field_validator("cantrips", "spells")
+    @classmethod
+    def _spells(cls, value: list[str] | None) -> list[str] | None:
+        try:
+            return None if value is None else list(dict.fromkeys(spells.find_spell(v).name for v in value))
+        except BadInput as exc:
+            raise ValueError(exc.message.rstrip(".")) from None
 
 
 def _known(value: str, known: tuple[str, ...], what: str) -> str:
@@ -171,7 +182,11 @@ def import_character(owner_id: str, data: Any) -> Character:
     made = make_character(owner_id, given.name, given.class_, given.level, given.abilities)
     update: dict[str, Any] = {k: v for k, v in (("max_hp", given.max_hp), ("ac", given.ac), ("saves", given.saves),
                                                  ("skills", given.skills), ("inventory", given.inventory),
-                                                 ("currency", given.currency)) if v is not None}
+                                                 ("currency", given.currency), ("cantrips", given.cantrips),
+                                                 ("spells", given.spells)) if v is not None}
+    wrong = spells.check_picks(made.char_class, made.level, made.abilities, given.cantrips, given.spells)
+    if wrong:
+        raise BadInput("The character file has problems:\n" + "\n".join(f"- {w}" for w in wrong))
     max_hp = update.get("max_hp", made.max_hp)
     hp = given.hp if given.hp is not None else max_hp
     if hp > max_hp:

@@ -28,6 +28,7 @@ from .store import LastTurn, Session, Store
 from .suggestions import Suggestion
 from .tools import ToolContext
 from .tools.character import RestArgs, ShortRestArgs, long_rest, short_rest
+from .tools.spells import cast
 from .turn import APOLOGY, NARRATOR_ID, Turn, TurnResult, turn_seed
 
 __all__ = ["APOLOGY", "NARRATOR_ID", "Deps", "Engine", "TurnResult", "turn_seed"]
@@ -240,6 +241,25 @@ class Engine:
                              text=f"{name} takes a {kind} rest.", witnesses=list(state.party.npc_ids)),
                      Message(channel_id=channel_id, author_id=NARRATOR_ID, author_name="Narrator",
                              agent=AgentType.NARRATIVE, text=text, witnesses=list(state.party.npc_ids))]
+            return text
+
+        return await self._write(channel_id, change)
+
+    async def cast(self, channel_id: str, owner_id: str, author_name: str, spell: str, target: str | None = None,
+                   level: int | None = None, mode: rules.Mode = None) -> str:
+        """A spell the player's character casts (/cast), by the same engine code as the agents' cast_spell: the slot
+        spent, the rolls made, damage or healing applied. It enters the game's history, so the GM reacts to it; a
+        refusal changes nothing."""
+        def change(session: Session, lines: list[Message]) -> str:
+            state = session.state
+            if owner_id not in state.characters:
+                raise NoCharacter()
+            ctx = ToolContext(state, random.Random(turn_seed(state.seed, state.turn + 1)), AgentType.NARRATIVE, owner_id,
+                              deps=self.deps)
+            text = cast(ctx, state.characters[owner_id], spell, target, level, mode)
+            state.turn += 1
+            lines.append(Message(channel_id=channel_id, author_id=owner_id, author_name=author_name,
+                                 agent=AgentType.PLAYER, text=text, witnesses=list(state.party.npc_ids)))
             return text
 
         return await self._write(channel_id, change)

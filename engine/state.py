@@ -126,6 +126,12 @@ class Character(Model):
     conditions: list[str] = Field(default_factory=list)
     saves: list[str] = Field(default_factory=list)  # saving-throw proficiencies (empty: its class's, engine/rules/checks.py)
     skills: list[str] = Field(default_factory=list)  # skill proficiencies (empty: its class's usual picks)
+    # Spellcasting (engine/rules/spells.py); characters saved before spells were kept load with these defaults.
+    cantrips: list[str] = Field(default_factory=list)  # spell names (empty: its class's starting picks)
+    spells: list[str] = Field(default_factory=list)  # spells known or prepared, 1st level and up (empty: as above)
+    slots_spent: dict[int, int] = Field(default_factory=dict)  # slots used since a rest, by spell level (the
+    # maximum follows class and level, so a level-up needs no change here)
+    concentration: str | None = None  # the spell the character is concentrating on
 
     def item(self, name: str) -> Item | None:
         key = name.strip().lower()

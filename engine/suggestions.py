@@ -19,6 +19,7 @@ from typing import Callable, Iterable, Iterator, NamedTuple
 
 import structlog
 
+from .rules import spells
 from .state import NPC, AgentType, GameState
 from .tools import TOOLS
 from .tools.combat import participant_hp
@@ -952,9 +953,42 @@ def npc_moves(s: Situation) -> list[Suggestion]:
     return []
 
 
+_CAST = re.compile(r"\bcast(?:s|ing)?\b", re.I)
+
+
+def _party_spell(s: Situation) -> str | None:
+    """A cantrip or spell of a party member's that the message names, if any."""
+    text = " ".join(s.reading.text.casefold().replace("’", "'").split())
+    for pid in s.state.party.player_ids:
+        ch = s.state.characters.get(pid)
+        for name in (spells.cantrips_of(ch) + spells.spells_of(ch)) if ch is not None else []:
+            if re.search(rf"(?<!\w){re.escape(spells.key(name))}(?!\w)", text):
+                return name
+    return None
+
+
+def _casting(s: Situation) -> str | None:
+    """A party member's own spell, cast by name ("I cast light") or named as a damaging or healing spell."""
+    r = s.reading
+    if not (_CAST.search(r.text) or r.acts("spell_damage") or r.acts("heal_spell")):
+        return None
+    return _party_spell(s)
+
+
+@rule(N, C)
+def cast(s: Situation) -> list[Suggestion]:
+    named = _casting(s)
+    if named is None:
+        return []
+    return [Suggestion("cast_spell", "a player character's spell: the engine spends the slot and rolls", 0.85,
+                       {"spell": named})]
+
+
 @rule(N, C)
 def damage(s: Situation) -> list[Suggestion]:
     r = s.reading
+    if _casting(s) is not None:
+        return []  # cast_spell applies the damage or healing itself
     if r.acts("heal_spell") and not r.has("hit_dice"):
         fixed = any(r.words(h).startswith(("lay on", "lays on", "laid on")) for h in r.get("heal_spell")) and not re.search(r"\dd\d", r.text)
         found = [Suggestion("update_hp", "healing: apply it", 0.8, {"kind": "healing"})]

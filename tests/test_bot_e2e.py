@@ -855,3 +855,36 @@ async def test_char_create_takes_rolled_or_bought_scores_and_refuses_others_priv
     refused = await (await fake.interaction("char create", {"name": "Bo", "class": "rogue", "scores": "18 8 8 8 8 8"},
                                             user="bob")).wait_response()
     assert refused["data"]["flags"] & 64 and "each score is 8 to 15" in refused["data"]["content"]
+
+
+async def test_cast_offers_your_spells_and_who_is_here_and_the_gm_sees_it(fake, bot, model):
+    cid = await game_with_players(bot, fake)
+    offered = await fake.autocomplete("cast", {"spell": "m"}, focused="spell", user="bob")
+    choices = (await offered.wait_response())["data"]["choices"]
+    assert choices == [{"name": "Mage Hand (cantrip)", "value": "Mage Hand"},
+                       {"name": "Magic Missile (1st level)", "value": "Magic Missile"},
+                       {"name": "Mage Armor (1st level)", "value": "Mage Armor"}]
+    fighter = await fake.autocomplete("cast", {"spell": ""}, focused="spell", user="alice")
+    assert (await fighter.wait_response())["data"]["choices"] == []  # a fighter casts nothing
+    whom = await fake.autocomplete("cast", {"spell": "Magic Missile", "target": "ys"}, focused="target", user="bob")
+    assert (await whom.wait_response())["data"]["choices"] == [{"name": "Ysolde Marrick", "value": "Ysolde Marrick"}]
+    more = await fake.autocomplete("cast", {"spell": "Magic Missile", "target": "Ysolde Marrick, "}, focused="target",
+                                   user="bob")
+    names = [c["value"] for c in (await more.wait_response())["data"]["choices"]]
+    assert "Ysolde Marrick, Aria" in names and "Ysolde Marrick, Ysolde Marrick" not in names
+    said = await (await fake.interaction("cast", {"spell": "Magic Missile", "target": "Ysolde Marrick"},
+                                         user="bob")).wait_response()
+    assert said["data"]["content"].startswith("✨ Bram casts Magic Missile (1st-level slot) at Ysolde Marrick. Dart 1")
+    assert said["data"]["content"].endswith("Slots left: 1st 1/2.")
+    refused = (await (await fake.interaction("cast", {"spell": "fireball", "target": "Ysolde Marrick"},
+                                             user="bob")).wait_response())["data"]
+    assert refused["flags"] & 64 and refused["content"].startswith("Bram has not prepared Fireball.")
+    again = (await (await fake.interaction("cast", {"spell": "Fire Bolt", "target": "Ysolde Marrick", "level": 2},
+                                           user="bob")).wait_response())["data"]
+    assert again["flags"] & 64 and "Fire Bolt is a cantrip and uses no spell slot" in again["content"]
+    session = await bot.engine.session(cid)
+    [line] = [m for m in await bot.engine.deps.store.messages(session.id) if m.agent is AgentType.PLAYER]
+    assert line.text == said["data"]["content"].removeprefix("✨ ")  # the GM reads what the table read
+    sheet = (await (await fake.interaction("char sheet", user="bob")).wait_response())["data"]["embeds"][0]
+    [casting] = [f["value"] for f in sheet["fields"] if f["name"] == "Spellcasting"]
+    assert casting.startswith("Intelligence · spell attack +4 · save DC 12 · slots 1st 1/2\nCantrips: Fire Bolt")

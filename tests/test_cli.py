@@ -550,3 +550,19 @@ def test_scores_for_a_new_character_at_the_keyboard(tmp_path, capsys):
     code, out, err = play(tmp_path, capsys, "--script", str(script), "--scores", "8 15 14 12 13 10")
     assert code == 0, err
     assert "Bo the rogue joins the story (ability scores: the standard array)." in " ".join(out.split())
+
+
+def test_spells_cast_at_the_keyboard_and_shown_on_the_sheet(tmp_path, capsys):
+    script = tmp_path / "s.yaml"
+    script.write_text(yaml.safe_dump({"character": {"name": "Bo", "class": "wizard"}, "steps": [
+        {"say": "/cast magic missile at Ysolde Marrick level 1"}, {"say": "/cast fire bolt on Ysolde dis"},
+        {"say": "/cast firebolt at Ysolde"}, {"say": "/cast shield level 3"}, {"say": "/cast"}, {"say": "/sheet"}]}))
+    code, out, err = play(tmp_path, capsys, "--script", str(script), "--seed", "2")
+    assert code == 0, err
+    out = " ".join(out.split())  # as wrapped to the screen
+    assert re.search(r"✨ Bo casts Magic Missile \(1st-level slot\) at Ysolde Marrick\. Dart 1 \(Ysolde Marrick\): 1d4\+1 → \d+ force", out)
+    assert "✨ Bo casts Fire Bolt at Ysolde Marrick. Spell attack 1d20+4 dis →" in out
+    assert "'firebolt' is not a spell I know (the SRD's cantrips to 3rd level; did you mean Fire Bolt?)." in out
+    assert "Bo has no 3rd-level spell slots. Slots left: 1st 1/2." in out and "Say what to cast: /cast fire bolt" in out
+    assert "Intelligence · spell attack +4 · save DC 12 · slots 1st 1/2 Cantrips: Fire Bolt, Mage Hand, Light " \
+           "Prepared: Magic Missile (1st), Shield (1st), Mage Armor (1st)" in out

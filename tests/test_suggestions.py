@@ -114,6 +114,15 @@ def test_combat_hints(state):
     assert tools(state, "Is it over?", C)[0] == "end_combat"
 
 
+def test_a_party_members_own_spell_points_to_cast_spell(state):
+    [hint] = [h for h in suggest(state, "Bram casts fire bolt at the gull", N) if h.tool == "cast_spell"]
+    assert hint.args == {"spell": "Fire Bolt"}
+    assert set(tools(state, "Magic missile at the crab!", C)) == {"cast_spell"}  # no update_hp: the cast applies it
+    assert "cast_spell" not in tools(state, "I light the lantern by the door.")  # a spell's name, not a casting
+    assert "cast_spell" not in tools(state, "I cast a glance at the harbour.")  # no spell of the party's named
+    assert "cast_spell" not in tools(state, "Cure wounds on Dorn, first-level slot.")  # nobody here has it
+
+
 def test_start_combat_names_the_encounter_here(state):
     state.current_location = "wreckers-grotto"
     hint = next(s for s in suggest(state, "We charge the smugglers!", N) if s.tool == "start_combat")

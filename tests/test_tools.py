@@ -340,7 +340,7 @@ def test_combat_errors(state):
 # --- the executor's own refusals ------------------------------------------------------------------------------------
 
 def test_unknown_tool_lists_the_agents_tools(state):
-    result = failing(ctx_for(state), "<cast_spell>fireball</cast_spell>", "no tool called 'cast_spell'", "roll")
+    result = failing(ctx_for(state), "<summon_dragon>red</summon_dragon>", "no tool called 'summon_dragon'", "roll")
     assert "next_turn" not in result.observation  # a combat-only tool is not offered to the narrator
 
 

@@ -13,7 +13,7 @@ from discord.ext import commands
 from engine import GameError, NoGameRunning
 from engine.dice import Roll
 from engine.limits import BudgetSpent, RateLimited
-from engine.rules import SKILLS, title
+from engine.rules import SKILLS, spells, title
 from engine.state import ABILITIES
 
 from ..client import LorekeeperBot
@@ -46,6 +46,8 @@ HELP = (
     "• `/talk` picks someone here to speak to; `/use` picks something from your pack.\n"
     "• `/act` does the same as typing; `/roll 1d20+3 [reason]` rolls dice the GM sees; `/quests`; "
     "`/rest short|long`; `/retry` asks the GM again for your last turn (the dice fall the same).\n"
+    "• `/check skill`, `/save ability` roll from your sheet; `/cast spell [target] [level]` casts one of your spells "
+    "(the engine spends the slot and rolls; the GM sees it).\n"
     "**Admins** (Manage Server): `/gm-admin` — `config` (this server: sources, mechanics, who starts games), `undo`, `reset`, `debug`, `sources`, `state`, `prompt`, "
     "`suggestions`, `feedback`, `telemetry`, `reload-corpus`, `sync`.")
 
@@ -180,6 +182,52 @@ class PlayCog(commands.Cog):
         await interaction.response.send_message(
             f"🎲 {discord.utils.escape_markdown(name)}: {result.label}{mark} {result.roll.describe()}",
             allowed_mentions=NO_PINGS)
+
+    @app_commands.command(name="cast")
+    @app_commands.guild_only()
+    @app_commands.describe(spell="A cantrip or a spell you know or have prepared (the list shows yours)",
+                           target="Who it is cast at (several: commas between); a healing spell with none heals you",
+                           level="The spell slot to spend (default: the lowest you have left that fits)",
+                           advantage="On your spell attack roll (for a spell with a saving throw: on the targets' saves)")
+    async def cast(self, interaction: discord.Interaction, spell: app_commands.Range[str, 1, 60],
+                   target: app_commands.Range[str, 1, 300] | None = None,
+                   level: app_commands.Range[int, 1, 9] | None = None,
+                   advantage: Literal["advantage", "disadvantage"] | None = None) -> None:
+        """Cast a spell: the engine spends the slot and rolls (the Game Master sees it in the story)."""
+        await self.bot.ack_if_busy(interaction)
+        text = await self.bot.engine.cast(str(interaction.channel_id), str(interaction.user.id),
+                                          interaction.user.display_name, spell, target, level, advantage)
+        await self.bot.announce(interaction, clip(f"✨ {discord.utils.escape_markdown(text)}", 2000))
+
+    @cast.autocomplete("spell")
+    async def spell_choices(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
+        """The caster's cantrips and spells, with their levels."""
+        try:
+            ch = await self.bot.engine.character(str(interaction.channel_id), str(interaction.user.id))
+        except GameError:
+            return []
+        names = spells.cantrips_of(ch) + spells.spells_of(ch)
+        def level(name: str) -> str:
+            n = spells.find_spell(name).level
+            return f"{spells.ordinal(n)} level" if n else "cantrip"
+        return [app_commands.Choice(name=f"{n} ({level(n)})", value=n) for n in names if current.lower() in n.lower()][:25]
+
+    @cast.autocomplete("target")
+    async def target_choices(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
+        """Who can be targeted here: combatants still standing, the party, and the people here; after a comma, one
+        more."""
+        try:
+            state = await self.bot.engine.state(str(interaction.channel_id))
+        except GameError:
+            return []
+        before, _, typing = current.rpartition(",")
+        chosen = {n.strip().lower() for n in before.split(",") if n.strip()}
+        names = [p.name for p in state.combat.order if p.hp != 0] if state.combat.active else []
+        names += [c.name for pid, c in state.characters.items() if pid in state.party.player_ids]
+        names += [n.name for n in state.present_npcs()]
+        lead = f"{before.strip()}, " if before.strip() else ""
+        offered = list(dict.fromkeys(n for n in names if n.lower() not in chosen and typing.strip().lower() in n.lower()))
+        return [app_commands.Choice(name=clip(lead + n, 100), value=(lead + n)[:100]) for n in offered][:25]
 
     @app_commands.command(name="quests")
     @app_commands.guild_only()

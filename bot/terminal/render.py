@@ -241,9 +241,11 @@ def sheet(ch: Character, ansi: bool) -> str:
         pack.add_row(item.name, str(item.quantity))
     if not ch.inventory:
         pack.add_row("nothing", "")
-    from engine.rules import proficiencies
+    from engine.rules import proficiencies, spells
 
-    return _show(ansi, head, vitals, abilities, Text(proficiencies(ch)), pack, Text(f"Coin: {ch.currency.describe()}"))
+    casting = [Text("\n".join(spells.sheet_lines(ch)))] if spells.sheet_lines(ch) else []
+    return _show(ansi, head, vitals, abilities, Text(proficiencies(ch)), *casting, pack,
+                 Text(f"Coin: {ch.currency.describe()}"))
 
 
 def inventory(ch: Character, ansi: bool) -> str:

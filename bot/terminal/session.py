@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from engine import Engine, GameError, NoGameRunning, ScriptedModel
 from engine.characters import CLASSES
 from engine.content import load_yaml_model
+from engine.rules import spells
 from engine.errors import ConfigError
 from engine.state import AgentType, GameState
 from engine.tools.quests import player_quest_line
@@ -30,6 +31,7 @@ from .render import Markdown, Wrapper, bold, clean, rendered
 HELP = """Type what your character does, or @Name to speak to someone here. Commands:
   /roll 2d6 [for X]  roll dice           /sheet        your character sheet
   /check stealth [adv|dis], /save dex     a check or saving throw from your sheet
+  /cast fire bolt at Goblin 1 [level 2] [adv|dis]   cast a spell of yours (commas between several targets)
   /inventory         what you carry      /quests       the quest log
   /rest short|long   rest                /status       where you are, the party, any combat
   /sources on|off    name the lore used  /debug [on|off] the GM's report on its tools
@@ -85,7 +87,7 @@ class Terminal:
     def __post_init__(self) -> None:
         self.character_file: Path | None = None  # --character: a JSON file to import for a new character
         self.scores: str | None = None  # --scores: how a new character's ability scores are made
-        self.commands = {"/check": self.cmd_check, "/save": self.cmd_save, "/roll": self.cmd_roll, "/sheet": self.cmd_sheet, "/inventory": self.cmd_inventory,
+        self.commands = {"/check": self.cmd_check, "/save": self.cmd_save, "/cast": self.cmd_cast, "/roll": self.cmd_roll, "/sheet": self.cmd_sheet, "/inventory": self.cmd_inventory,
                          "/quests": self.cmd_quests, "/rest": self.cmd_rest, "/status": self.cmd_status, "/help": self.cmd_help,
                          "/sources": self.cmd_sources, "/debug": self.cmd_debug, "/undo": self.cmd_undo,
                          "/retry": self.cmd_retry, "/new": self.cmd_new}
@@ -296,6 +298,16 @@ class Terminal:
         name, result = await self.engine.player_check(self.channel, self.user_id, self.user_name, what, mode, save=save)
         self.out(f"🎲 {name}: {result.label}{' (proficient)' if result.proficient else ''} {result.roll.describe()}")
 
+    async def cmd_cast(self, text: str) -> None:
+        """`/cast magic missile at Goblin 1, Goblin 2 level 2 adv`: the engine spends the slot and rolls; the GM sees
+        it in the story."""
+        parsed = parse_cast(text)
+        if parsed is None:
+            self.out("Say what to cast: /cast fire bolt at Goblin 1, /cast cure wounds on Aria level 2, /cast bless "
+                     "at Aria, Bram.")
+            return
+        self.out(wrap("✨ " + await self.engine.cast(self.channel, self.user_id, self.user_name, *parsed)))
+
     async def cmd_sheet(self, _: str) -> None:
         self.out(render.sheet(await self.engine.character(self.channel, self.user_id), self.color))
 
@@ -371,6 +383,32 @@ class Stream:
         def plain(text: str) -> str:
             return " ".join(text.replace("*", "").replace("\u200b", "").split())
         return plain(reply) == plain(self.shown)
+
+
+def parse_cast(text: str) -> tuple[str, str | None, int | None, str | None] | None:
+    """`fire bolt at Goblin 1 level 2 adv` → ("fire bolt", "Goblin 1", 2, "advantage"): the longest spell name the
+    line starts with, then the targets ("at"/"on" optional), the slot level and advantage at the end (None: nothing
+    to cast)."""
+    words = text.split()
+    mode = {"adv": "advantage", "advantage": "advantage", "dis": "disadvantage",
+            "disadvantage": "disadvantage"}.get(words[-1].lower()) if words else None
+    if mode:
+        words = words[:-1]
+    level = None
+    if len(words) >= 2 and words[-2].lower() == "level" and words[-1].isdigit():
+        level, words = int(words[-1]), words[:-2]
+        if words and words[-1].lower() == "at":
+            words = words[:-1]
+    if not words:
+        return None
+    known = spells.spell_index()
+    size = next((n for n in range(len(words), 0, -1) if spells.key(" ".join(words[:n])) in known), 0)
+    if not size:  # not a spell: everything before "at"/"on" is what the engine will say it does not know
+        size = next((n for n, w in enumerate(words) if n and w.lower() in ("at", "on")), len(words))
+    rest = words[size:]
+    if rest and rest[0].lower() in ("at", "on"):
+        rest = rest[1:]
+    return " ".join(words[:size]), " ".join(rest) or None, level, mode
 
 
 def read_character_file(path: Path) -> object:

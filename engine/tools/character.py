@@ -9,6 +9,7 @@ from pydantic import Field, model_validator
 
 from ..dice import roll as roll_dice
 from ..errors import BadInput, ToolError
+from ..rules import spells
 from ..state import COIN_VALUE, NPC, Character, Item, Participant
 from ..visibility import character_card, require_counterpart
 from .registry import COMBAT, EVERY_AGENT, NARRATIVE, NPC_AGENT, Args, Told, ToolContext, tool
@@ -61,7 +62,7 @@ def character_sheet(ch: Character) -> str:
     items = ", ".join(f"{i.name} ×{i.quantity}" for i in ch.inventory) or "nothing"
     return (f"{ch.name}, level {ch.level} {ch.char_class}: HP {ch.hp}/{ch.max_hp}, AC {ch.ac}, "
             f"hit dice {ch.hit_dice}d{ch.hit_die} left. {abilities}. Conditions: {', '.join(ch.conditions) or 'none'}. "
-            f"Carrying: {items}. Coin: {ch.currency.describe()}.")
+            f"Carrying: {items}. Coin: {ch.currency.describe()}." + "".join(f" {line}." for line in spells.sheet_lines(ch)))
 
 
 class InventoryArgs(Args):
@@ -205,6 +206,9 @@ def _apply_hp(target: Character | NPC | Participant, amount: int, kind: str) -> 
             note = f" {name} falls unconscious."
             if "unconscious" not in conditions:
                 conditions.append("unconscious")
+            if isinstance(target, Character) and target.concentration:  # unconscious: concentration breaks
+                note += f" Concentration on {target.concentration} ends."
+                target.concentration = None
     elif new > 0 and hp == 0:
         for c in ("unconscious", "defeated"):
             if c in conditions:
@@ -256,8 +260,10 @@ def short_rest(ctx: ToolContext, args: ShortRestArgs) -> str:
     ch = ctx.character(args.character)
     if ch.hp == 0:
         raise ToolError(f"{ch.name} is unconscious and must be healed or stabilised before resting")
+    magic = spells.recover(ch, "short")  # a warlock's pact slots
+    magic = f" {magic.capitalize()}." if magic else ""
     if ch.hit_dice == 0:
-        return f"{ch.name} rests an hour but has no hit dice left to spend (HP {ch.hp}/{ch.max_hp}); a long rest restores them."
+        return f"{ch.name} rests an hour but has no hit dice left to spend (HP {ch.hp}/{ch.max_hp}); a long rest restores them.{magic}"
     con = ch.abilities.mod("constitution")
     spent, healed, rolls = 0, 0, []
     limit = args.hit_dice if args.hit_dice is not None else ch.hit_dice
@@ -270,14 +276,15 @@ def short_rest(ctx: ToolContext, args: ShortRestArgs) -> str:
     ch.hp = min(ch.max_hp, ch.hp + healed)
     ch.hit_dice -= spent
     if spent == 0:
-        return f"{ch.name} rests an hour; already at full health (HP {ch.hp}/{ch.max_hp})."
+        return f"{ch.name} rests an hour; already at full health (HP {ch.hp}/{ch.max_hp}).{magic}"
     return (f"{ch.name} spends {spent} hit {'die' if spent == 1 else 'dice'} (d{ch.hit_die} rolls {', '.join(map(str, rolls))}, "
-            f"CON {con:+d} each) and regains {ch.hp - before} HP: HP {ch.hp}/{ch.max_hp}, {ch.hit_dice} hit dice left.")
+            f"CON {con:+d} each) and regains {ch.hp - before} HP: HP {ch.hp}/{ch.max_hp}, {ch.hit_dice} hit dice left.{magic}")
 
 
 @tool(example='<long_rest/> rests the whole party; <long_rest character="Aria"/> one character', agents={NARRATIVE}, changes_state=True)
 def long_rest(ctx: ToolContext, args: RestArgs) -> str:
-    """Take a long rest (8 hours): full hit points, half of all hit dice back, one level of exhaustion gone."""
+    """Take a long rest (8 hours): full hit points, half of all hit dice back, one level of exhaustion gone, spell
+    slots back."""
     _no_rest_in_combat(ctx)
     if args.character:
         members = [ctx.character(args.character)]
@@ -294,7 +301,8 @@ def long_rest(ctx: ToolContext, args: RestArgs) -> str:
             ch.conditions.remove("unconscious")
         if "exhaustion" in ch.conditions:
             ch.conditions.remove("exhaustion")
-        lines.append(f"{ch.name}: HP {ch.hp}/{ch.max_hp}, {ch.hit_dice}/{ch.level} hit dice")
+        magic = spells.recover(ch, "long")
+        lines.append(f"{ch.name}: HP {ch.hp}/{ch.max_hp}, {ch.hit_dice}/{ch.level} hit dice" + (f", {magic}" if magic else ""))
     return "After a long rest — " + "; ".join(lines) + "."
 
 

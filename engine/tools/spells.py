@@ -1,0 +1,221 @@
+"""Casting a player character's spell: the engine checks that it is known, spends the slot, rolls the spell attack
+or the targets' saves against the caster's DC, and applies the damage or healing; the story follows the result."""
+
+from __future__ import annotations
+
+import difflib
+import random
+import re
+from typing import Literal
+
+from pydantic import Field
+
+from ..dice import Roll, roll as roll_dice
+from ..errors import BadInput, ToolError
+from ..rules import check
+from ..rules import spells as rules
+from ..rules.spells import Spell, ordinal
+from ..state import NPC, Character, Participant
+from .character import _apply_hp, resolve_hp_target
+from .registry import COMBAT, NARRATIVE, Args, Told, ToolContext, tool
+
+Target = Character | NPC | Participant
+Mode = Literal["advantage", "disadvantage"] | None
+
+
+class CastArgs(Args):
+    spell: str = Field(min_length=1, max_length=60)
+    caster: str | None = Field(None, max_length=60)  # default: the acting player's character
+    target: str | None = Field(None, max_length=300)  # one name, or several separated by commas
+    level: int | None = Field(None, ge=1, le=9)  # the slot level (default: the lowest slot left that fits)
+    advantage: Literal["advantage", "disadvantage"] | None = None
+
+
+@tool(example='<cast_spell caster="Bram" spell="magic missile" target="Goblin 1" level="2"/>',
+      agents={NARRATIVE, COMBAT}, changes_state=True)
+def cast_spell(ctx: ToolContext, args: CastArgs) -> str:
+    """Cast a player character's cantrip, or a spell they know or have prepared, at the targets named (commas
+    between several): the engine spends the slot, rolls the spell attack or each target's save against the caster's
+    DC and applies damage or healing; narrate its result, and play out what it leaves to you (a condition, an
+    illusion)."""
+    try:
+        told = cast(ctx, ctx.character(args.caster), args.spell, args.target, args.level, args.advantage)
+    except BadInput as exc:
+        raise ToolError(exc.message.rstrip(".")) from None  # the registry ends the sentence
+    return Told(told, told)  # the table reads it all: slot, rolls, damage, who falls
+
+
+def cast(ctx: ToolContext, ch: Character, name: str, target: str | None, level: int | None, mode: Mode) -> str:
+    """Cast a spell of `ch`'s, changing the state; BadInput (raised before anything changes) says why it cannot be."""
+    if ch.hp == 0:
+        raise BadInput(f"{ch.name} is down (0 HP) and cannot cast a spell.")
+    spell = rules.known_spell(ch, name)
+    slot = rules.choose_slot(ch, spell, level)
+    targets = _targets(ctx, ch, spell, slot, target)
+    rules.spend(ch, slot)
+    how = f" ({ordinal(slot)}-level slot)" if slot else ""
+    yourself = len(targets) == 1 and targets[0] is ch
+    at = " on themself" if yourself else (f" at {_names(targets)}" if targets else "")
+    lines = [f"{ch.name} casts {spell.name}{how}{at}."]
+    if spell.attack:
+        lines += _attacks(ctx.rng, ch, spell, slot, targets, mode)
+    elif spell.save:
+        lines += _saves(ctx.rng, ch, spell, slot, targets, mode)
+    elif spell.damage:
+        lines += _automatic(ctx.rng, ch, spell, slot, targets)
+    if spell.healing:
+        healed = roll_dice(rules.dice_for(spell, spell.healing, slot, ch), ctx.rng)
+        lines.append(f"Healing {healed.expression} → {healed.total}.")
+        lines += [_apply_hp(t, max(0, healed.total), "healing") for t in targets]
+    if spell.roll:
+        rolled = roll_dice(rules.dice_for(spell, spell.roll, slot, ch), ctx.rng)
+        lines.append(f"{rolled.expression} → {rolled.total} {spell.roll.what}.")
+    if not spell.harmful and not spell.healing and not spell.roll:
+        lines.append(spell.description)
+    if spell.concentration:
+        ended = ch.concentration
+        ch.concentration = spell.name
+        lines.append(f"Concentration on {spell.name}" + (f"; ends {ended}." if ended and ended != spell.name else "."))
+    if slot:
+        lines.append(f"{rules.slots_line(ch)}")
+    return " ".join(lines)
+
+
+def _targets(ctx: ToolContext, ch: Character, spell: Spell, slot: int | None, text: str | None) -> list[Target]:
+    names = [n.strip() for n in (text or "").split(",") if n.strip()]
+    if not names:
+        if spell.harmful:
+            raise BadInput(f"{spell.name} needs a target: name who it is cast at.")
+        return [ch] if spell.healing else []
+    most = spell.max_targets(slot)
+    if len(names) > most:
+        at = f" at {ordinal(slot)} level" if slot else ""
+        raise BadInput(f"{spell.name}{at} affects at most {most} creature{'s' if most > 1 else ''}; "
+                       f"{len(names)} were named.")
+    found: list[Target] = []
+    for n in names:
+        try:
+            t = resolve_hp_target(ctx, n)
+        except ToolError:
+            raise BadInput(_nobody(ctx, n)) from None
+        if any(t is f for f in found):
+            raise BadInput(f"{t.name} is named twice.")
+        found.append(t)
+    return found
+
+
+def _nobody(ctx: ToolContext, name: str) -> str:
+    state = ctx.state
+    here = [p.name for p in state.combat.order] if state.combat.active else []
+    here += [c.name for c in state.characters.values() if c.name not in here]
+    here += [n.name for n in state.present_npcs() if n.name not in here]
+    close = difflib.get_close_matches(name.lower(), [h.lower() for h in here], n=1, cutoff=0.6)
+    hint = f" Did you mean {next(h for h in here if h.lower() == close[0])}?" if close else ""
+    return f"No one called '{name}' is here to target.{hint} Here: {', '.join(here) or 'no one'}."
+
+
+def _names(targets: list[Target]) -> str:
+    names = [t.name for t in targets]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+_TERM = re.compile(r"(\d*)d(\d+)")
+
+
+def _attacks(rng: random.Random, ch: Character, spell: Spell, slot: int | None, targets: list[Target],
+             mode: Mode) -> list[str]:
+    """One spell attack per beam, ray or dart (the extra ones at the last target named); a natural 20 doubles the
+    damage dice, a natural 1 misses."""
+    lines, dealt = [], 0
+    bonus = rules.attack_bonus(ch)
+    count = rules.beams(spell, slot, ch)
+    for n in range(count):
+        target = targets[min(n, len(targets) - 1)]
+        to_hit = roll_dice(f"1d20{bonus:+d}" + {"advantage": " adv", "disadvantage": " dis"}.get(mode or "", ""), rng)
+        which = f"{_ray(spell).capitalize()} {n + 1}: spell" if count > 1 else "Spell"
+        head = f"{which} attack {to_hit.expression} → {to_hit.total} vs AC {target.ac} ({target.name})"
+        if to_hit.natural == 1 or (to_hit.natural != 20 and to_hit.total < target.ac):
+            lines.append(f"{head}, miss{' (natural 1)' if to_hit.natural == 1 else ''}.")
+            continue
+        critical = to_hit.natural == 20
+        if spell.damage is None:
+            lines.append(f"{head}, hit" + (f": {spell.effect}." if spell.effect else "."))
+            continue
+        expression = rules.dice_for(spell, spell.damage, slot, ch)
+        if critical:
+            expression = _TERM.sub(lambda m: f"{2 * int(m.group(1) or 1)}d{m.group(2)}", expression)
+        hurt = roll_dice(expression, rng)
+        dealt += max(0, hurt.total)
+        kind = "critical hit (damage dice doubled)" if critical else "hit"
+        effect = f"; {spell.effect}" if spell.effect else ""
+        lines.append(f"{head}, {kind}: {hurt.expression} → {hurt.total} {spell.damage.type}{effect}. "
+                     + _apply_hp(target, max(0, hurt.total), "damage"))
+    return lines + _drained(ch, spell, dealt)
+
+
+def _saves(rng: random.Random, ch: Character, spell: Spell, slot: int | None, targets: list[Target],
+           mode: Mode) -> list[str]:
+    """Damage rolled once; each target saves against the caster's DC: full damage (and the effect) on a failure,
+    half or none on a success."""
+    assert spell.save is not None
+    dc = rules.save_dc(ch)
+    lines, dealt, hurt = [], 0, None
+    if spell.damage is not None:
+        hurt = roll_dice(rules.dice_for(spell, spell.damage, slot, ch), rng)
+        lines.append(f"{spell.damage.type.capitalize() if spell.damage.type else 'Damage'} damage "
+                     f"{hurt.expression} → {hurt.total}; {spell.save.capitalize()} save DC {dc}.")
+    else:
+        lines.append(f"{spell.save.capitalize()} save DC {dc}.")
+    for target in targets:
+        saved = _save_roll(rng, target, spell.save, mode)
+        success = saved.total >= dc
+        line = f"{target.name}: {saved.expression} → {saved.total}, {'success' if success else 'failure'}"
+        if not success and spell.effect:
+            line += f", {spell.effect}"
+        if hurt is not None and (not success or spell.half):
+            amount = max(0, hurt.total) // (2 if success else 1)
+            dealt += amount
+            line += f"; {'half' if success else 'full'} damage. " + _apply_hp(target, amount, "damage")
+        else:
+            line += "."
+        lines.append(line)
+    return lines + _drained(ch, spell, dealt)
+
+
+def _save_roll(rng: random.Random, target: Target, ability: str, mode: Mode) -> Roll:
+    """A character saves by their sheet; anyone else by their ability scores when they have them, else +0."""
+    if isinstance(target, Character):
+        return check(target, ability, rng, mode, save=True).roll
+    scores = getattr(target, "abilities", None)
+    bonus = scores.mod(ability) if scores is not None else 0
+    return roll_dice((f"1d20{bonus:+d}" if bonus else "1d20")
+                     + {"advantage": " adv", "disadvantage": " dis"}.get(mode or "", ""), rng)
+
+
+def _automatic(rng: random.Random, ch: Character, spell: Spell, slot: int | None, targets: list[Target]) -> list[str]:
+    """Damage that needs no roll to hit (magic missile's darts, heat metal), each dart rolled on its own."""
+    assert spell.damage is not None
+    lines, dealt = [], 0
+    count = rules.beams(spell, slot, ch)
+    for n in range(count):
+        target = targets[min(n, len(targets) - 1)]
+        hurt = roll_dice(rules.dice_for(spell, spell.damage, slot, ch), rng)
+        dealt += max(0, hurt.total)
+        which = f"{_ray(spell).capitalize()} {n + 1} ({target.name})" if count > 1 else target.name
+        effect = f"; {spell.effect}" if spell.effect else ""
+        lines.append(f"{which}: {hurt.expression} → {hurt.total} {spell.damage.type}{effect}. "
+                     + _apply_hp(target, max(0, hurt.total), "damage"))
+    return lines + _drained(ch, spell, dealt)
+
+
+def _drained(ch: Character, spell: Spell, dealt: int) -> list[str]:
+    if not spell.drain or dealt < 2:
+        return []
+    return [_apply_hp(ch, dealt // 2, "healing")]
+
+
+def _ray(spell: Spell) -> str:
+    return {"Magic Missile": "dart", "Scorching Ray": "ray"}.get(spell.name, "beam")
+
+
+__all__ = ["cast", "cast_spell"]
