@@ -259,3 +259,12 @@ async def test_a_payment_the_message_names_is_decided_with_its_coin(table):
     assert (await table.state()).characters["u1"].currency.total_cp() == purse - 200
     schema = table.model.requests[0].schema["properties"]["modify_inventory"]["anyOf"][1]
     assert schema["properties"] == {"currency": {"enum": ["gp"]}, "quantity": {"enum": [-2]}}
+
+
+async def test_the_local_model_answers_the_last_speaker_only(tmp_path):
+    from engine.models import ChatMessage
+
+    model = local("Gulls.", tmp_path)
+    said = ChatMessage("user", "[Ysolde Marrick]: Bring it back.\n[Aria (player sam)]: I drink my healing potion.")
+    prompt = model.prompt(ModelRequest(AgentType.NARRATIVE, "", "s", "", [said], tools=False))
+    assert "[Aria (player sam)]: I drink my healing potion." in prompt and "Bring it back" not in prompt

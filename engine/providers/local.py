@@ -87,6 +87,11 @@ class LocalModel:
         messages = request.messages[-self.history:]
         while len(messages) > 1 and messages[0].role != "user":
             messages = messages[1:]
+        if self.history == 1 and messages and messages[-1].role == "user" and not request.prefill:
+            # The last user message may hold several speakers' lines (an NPC's answer, then the player's words):
+            # only the last speaker's, or the model answers the NPC again in its words.
+            last = messages[-1].content
+            messages = [ChatMessage("user", last[last.rfind("\n[") + 1:] if "\n[" in last else last)]
         return chatml(request.system_text(), example + messages, request.prefill)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamItem]:
