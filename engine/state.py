@@ -126,6 +126,9 @@ class Character(Model):
     conditions: list[str] = Field(default_factory=list)
     saves: list[str] = Field(default_factory=list)  # saving-throw proficiencies (empty: its class's, engine/rules/checks.py)
     skills: list[str] = Field(default_factory=list)  # skill proficiencies (empty: its class's usual picks)
+    # engine/rules/data: None for characters made before species and backgrounds were kept
+    species: str | None = None
+    background: str | None = None
 
     def item(self, name: str) -> Item | None:
         key = name.strip().lower()
