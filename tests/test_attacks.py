@@ -161,3 +161,20 @@ async def test_levelling_up_enters_the_story_and_waits_for_the_fight_to_end(tabl
         await table.engine.level_up(CHANNEL, "u2", "al")
     text = await table.engine.player_attack(CHANNEL, "u1", "bob", "longsword", "crab")  # an enemy of the fight
     assert text.startswith("Aria attacks Crab with longsword: 1d20+5 → ") and "vs AC 11" in text
+
+
+def test_armour_that_changes_hands_changes_the_armour_class(state):
+    from engine.characters import import_character
+    from tests.conftest import ctx_for
+
+    aria = state.characters["u1"]
+    assert aria.ac == 18
+    assert call(ctx_for(state), '<modify_inventory item="chain mail" quantity="-1" character="Aria"/>').ok
+    assert aria.ac == 10 + 2 + 2  # DEX and the shield
+    assert call(ctx_for(state), '<modify_inventory item="plate armor" quantity="1" character="Aria"/>').ok
+    assert aria.ac == 18 + 2
+    state.characters["u3"] = given = import_character("u3", {"name": "Vex", "class": "rogue", "ac": 17})
+    assert call(ctx_for(state), '<modify_inventory item="leather armor" quantity="-1" character="Vex"/>').ok
+    assert given.ac == 17  # an AC set by hand stays as it was given
+    sheet = call(ctx_for(state), '<get_character name="Vex"/>').observation
+    assert "AC 17 (as given)" in sheet and "rapier +5, 1d8+3 piercing" in sheet and "Sneak Attack" in sheet
