@@ -178,3 +178,5 @@ def test_armour_that_changes_hands_changes_the_armour_class(state):
     assert given.ac == 17  # an AC set by hand stays as it was given
     sheet = call(ctx_for(state), '<get_character name="Vex"/>').observation
     assert "AC 17 (as given)" in sheet and "rapier +5, 1d8+3 piercing" in sheet and "Sneak Attack" in sheet
+    seen = call(ctx_for(state, AgentType.NPC, npc="ysolde-marrick"), '<get_character name="Vex"/>').observation
+    assert seen.startswith("Vex, a human rogue, looks hale.")  # an NPC sees the species, not the sheet

@@ -61,15 +61,17 @@ def get_character(ctx: ToolContext, args: CharacterRef) -> str:
     return character_card(ch, ctx.viewer, character_sheet(ch))
 
 
-def character_sheet(ch: Character) -> str:
+def character_sheet(ch: Character, brief: bool = False) -> str:
+    """The sheet as agents read it; `brief` (the party in every turn's context) leaves out features and traits,
+    which get_character gives."""
     abilities = ", ".join(f"{a[:3].upper()} {getattr(ch.abilities, a)} ({ch.abilities.mod(a):+d})" for a in type(ch.abilities).model_fields)
     items = ", ".join(f"{i.name} ×{i.quantity}" for i in ch.inventory) or "nothing"
     weapons = "; ".join(profile(ch, w).describe() for w in carried_weapons(ch)) or "none"
-    features = ", ".join(f.name for f in sheet_features(ch)) or "none"
+    features = "" if brief else f"Features and traits: {', '.join(f.name for f in sheet_features(ch)) or 'none'}. "
     return (f"{ch.name}, level {ch.level} {origins.origin(ch)}: HP {ch.hp}/{ch.max_hp}, AC {ac_line(ch)}, "
             f"speed {origins.speed(ch)} ft, hit dice {ch.hit_dice}d{ch.hit_die} left. {abilities}. "
-            f"Conditions: {', '.join(ch.conditions) or 'none'}. Weapons (use attack with weapon=): {weapons}. "
-            f"Features and traits: {features}. Carrying: {items}. Coin: {ch.currency.describe()}.")
+            f"Conditions: {', '.join(ch.conditions) or 'none'}. Weapons (attack with weapon=): {weapons}. "
+            f"{features}Carrying: {items}. Coin: {ch.currency.describe()}.")
 
 
 def ac_line(ch: Character) -> str:
