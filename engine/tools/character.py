@@ -220,7 +220,7 @@ def weapon_attack(ctx: ToolContext, ch: Character, weapon: str, target: str | No
     w = attack_.weapon
     spent = ""
     if w.ammunition:
-        ammo = ch.item(w.ammunition)
+        ammo = ch.item(w.ammunition) or ch.item(w.ammunition.removesuffix("s"))  # "arrows", or a lone "arrow"
         if ammo is None:
             raise ToolError(f"{ch.name} has no {w.ammunition} left for the {w.name}")
         _change_items(ch, ammo.name, -1)
