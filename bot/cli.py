@@ -35,6 +35,10 @@ def parser() -> argparse.ArgumentParser:
     play.add_argument("--class", dest="char_class", help="your character's class, for a new character")
     play.add_argument("--scores", help="ability scores for a new character: standard (default), roll (4d6 drop "
                       "lowest), or six numbers STR DEX CON INT WIS CHA (the standard array in any order, or a point buy)")
+    play.add_argument("--species", help="a new character's species: human (default), dwarf, elf, halfling, "
+                      "dragonborn, gnome, half-elf, half-orc, tiefling")
+    play.add_argument("--background", help="a new character's background (default: the class's usual one): acolyte, "
+                      "alley runner, dockhand, minstrel, scholar, sellsword, wanderer")
     play.add_argument("--character", type=Path, help="a JSON character file to play, for a new character "
                       "(docs/character-format.md)")
     play.add_argument("--db", help="database file or postgresql:// URL (default: LOREKEEPER_DB or data/lorekeeper.db)")
@@ -194,6 +198,7 @@ async def run_play(args: argparse.Namespace) -> None:
         terminal = Terminal(engine, f"terminal:{game}", "local", player_name(), ask=None if script else read_line,
                             write=None if script else _write, color=colour_screen())
         terminal.character_file, terminal.scores = args.character, args.scores
+        terminal.species, terminal.background = args.species, args.background
         if script is not None:
             try:
                 await play_script(terminal, script, model, args.seed)

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import discord
 
-from engine.rules import proficiencies, spells
-
+from engine.rules import origins, proficiencies, spells
+from engine.rules.attacks import profile
+from engine.rules.equipment import carried_weapons
 from engine.state import Character, GameState
+from engine.tools.character import ac_line, sheet_features
 from engine.tools.combat import tracker_rows
 
 COLOUR = discord.Colour.dark_teal()
@@ -19,18 +21,32 @@ def clip(text: str, limit: int) -> str:
 
 
 def sheet_embed(ch: Character) -> discord.Embed:
-    embed = discord.Embed(title=clip(ch.name, 256), description=f"Level {ch.level} {ch.char_class}", colour=COLOUR)
+    """The sheet in one embed, well inside Discord's limits: each field clipped to 1,024 characters, features
+    and traits by name only (the agents and /help have the rest)."""
+    bg = origins.background_of(ch)
+    heading = f"Level {ch.level} {origins.origin(ch)}" + (f" · {bg.name}" if bg else "")
+    embed = discord.Embed(title=clip(ch.name, 256), description=heading, colour=COLOUR)
     embed.add_field(name="Hit points", value=f"{ch.hp}/{ch.max_hp}" + (" (down)" if ch.hp == 0 else ""))
-    embed.add_field(name="Armour class", value=str(ch.ac))
+    embed.add_field(name="Armour class", value=clip(ac_line(ch), 1024))
+    embed.add_field(name="Speed", value=f"{origins.speed(ch)} ft")
     embed.add_field(name="Hit dice", value=f"{ch.hit_dice}d{ch.hit_die}")
     abilities = "  ".join(f"**{a[:3].upper()}** {getattr(ch.abilities, a)} ({ch.abilities.mod(a):+d})"
                           for a in type(ch.abilities).model_fields)
     embed.add_field(name="Abilities", value=abilities, inline=False)
-    embed.add_field(name="Proficiencies", value=proficiencies(ch), inline=False)
+    embed.add_field(name="Proficiencies", value=clip(proficiencies(ch), 1024), inline=False)
     casting = spells.sheet_lines(ch)
     if casting:
         embed.add_field(name="Spellcasting", value=clip("\n".join(casting), 1024), inline=False)
-    embed.add_field(name="Conditions", value=", ".join(ch.conditions) or "none", inline=False)
+    weapons = [profile(ch, w).describe() for w in carried_weapons(ch)]
+    if weapons:
+        embed.add_field(name="Weapons (to hit, damage)", value=clip("\n".join(weapons), 1024), inline=False)
+    features = ", ".join(f.name for f in sheet_features(ch))
+    if features:
+        embed.add_field(name="Features and traits", value=clip(features, 1024), inline=False)
+    languages = origins.languages(ch)
+    if languages:
+        embed.add_field(name="Languages", value=clip(", ".join(languages), 1024), inline=False)
+    embed.add_field(name="Conditions", value=clip(", ".join(ch.conditions) or "none", 1024), inline=False)
     return embed
 
 

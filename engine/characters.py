@@ -1,51 +1,29 @@
-"""Making player characters: the 5e classes with their hit dice, armour, ability priorities and kit."""
+"""Making player characters: a class, a species and a background (engine/rules/data), ability scores, and what
+follows from them: hit points, armour class from the armour carried, skills, equipment and coin."""
 
 from __future__ import annotations
 
 import difflib
 import random
-from dataclasses import dataclass
 from typing import Any
 
 from pydantic import Field, NonNegativeInt, PositiveInt, ValidationError, field_validator
 
 from .errors import BadInput
-from .rules import CLASS_SAVES, CLASS_SKILLS, SKILLS, spells
+from .rules import SKILLS, origins, spells
+from .rules.data import Background, ClassData, Species, background as find_background, rules, species as find_species
+from .rules.equipment import armor_class
+from .rules.levels import extra_hp, max_hit_points
 from .state import ABILITIES, Abilities, Character, Currency, Item, Model, modifier
 from .validation import describe_validation
 
 STANDARD_ARRAY = (15, 14, 13, 12, 10, 8)
 
 
-@dataclass(frozen=True)
-class CharacterClass:
-    name: str
-    hit_die: int
-    priorities: tuple[str, ...]  # abilities from highest to lowest score
-    armor: int  # base AC before the dexterity modifier
-    max_dex: int | None  # cap on the dexterity bonus to AC (None: no cap)
-    kit: tuple[str, ...]
-    gold: int
-
-
-def _c(name, hit_die, priorities, armor, max_dex, kit, gold=10):
-    return CharacterClass(name, hit_die, tuple(priorities.split()), armor, max_dex, tuple(kit.split(", ")), gold)
-
-
-CLASSES: dict[str, CharacterClass] = {c.name: c for c in (
-    _c("barbarian", 12, "strength constitution dexterity wisdom charisma intelligence", 10, None, "greataxe, handaxe, explorer's pack"),
-    _c("bard", 8, "charisma dexterity constitution wisdom intelligence strength", 11, None, "rapier, lute, leather armor"),
-    _c("cleric", 8, "wisdom constitution strength charisma dexterity intelligence", 16, 0, "mace, shield, chain mail, holy symbol"),
-    _c("druid", 8, "wisdom constitution dexterity intelligence charisma strength", 11, None, "quarterstaff, herbalism kit, leather armor"),
-    _c("fighter", 10, "strength constitution dexterity wisdom charisma intelligence", 16, 0, "longsword, shield, chain mail"),
-    _c("monk", 8, "dexterity wisdom constitution strength intelligence charisma", 10, None, "shortsword, darts"),
-    _c("paladin", 10, "strength charisma constitution wisdom dexterity intelligence", 16, 0, "longsword, shield, chain mail, holy symbol"),
-    _c("ranger", 10, "dexterity wisdom constitution strength intelligence charisma", 11, None, "longbow, shortsword, leather armor"),
-    _c("rogue", 8, "dexterity intelligence constitution charisma wisdom strength", 11, None, "rapier, shortbow, thieves' tools, leather armor"),
-    _c("sorcerer", 6, "charisma constitution dexterity wisdom intelligence strength", 10, None, "quarterstaff, arcane focus"),
-    _c("warlock", 8, "charisma constitution dexterity wisdom intelligence strength", 11, None, "light crossbow, arcane focus, leather armor"),
-    _c("wizard", 6, "intelligence constitution dexterity wisdom charisma strength", 10, None, "quarterstaff, spellbook, arcane focus"),
-)}
+# The classes, from engine/rules/data/classes.yaml: hit die, ability priorities, proficiencies, equipment.
+CLASSES: dict[str, ClassData] = rules().classes
+SPECIES: dict[str, Species] = rules().species
+BACKGROUNDS: dict[str, Background] = rules().backgrounds
 
 
 POINT_COST = {8: 0, 9: 1, 10: 2, 11: 3, 12: 4, 13: 5, 14: 7, 15: 9}
@@ -84,16 +62,21 @@ def ability_scores(scores: str | None, class_name: str, rng: random.Random) -> t
     return Abilities(**dict(zip(ABILITIES, numbers))), made
 
 
-def make_character(owner_id: str, name: str, class_name: str, level: int = 1,
-                   abilities: Abilities | None = None) -> Character:
-    """A ready-to-play character: standard array by class (or the scores given), average hit points per level,
-    class kit."""
+def make_character(owner_id: str, name: str, class_name: str, level: int = 1, abilities: Abilities | None = None,
+                   species: str | None = None, background: str | None = None, *,
+                   increases: bool = True) -> Character:
+    """A ready-to-play character: the standard array by class (or the scores given) raised by the species
+    (unless `increases` is off: scores already final, as an imported sheet's), hit points by level, the class's
+    and background's equipment, AC from the armour in it, and skills from class, background and species.
+    The species defaults to human, the background to the class's usual one."""
     name = " ".join(name.split())
     cls = CLASSES.get(class_name.strip().lower())
     if cls is None:
         close = difflib.get_close_matches(class_name.strip().lower(), list(CLASSES), n=1, cutoff=0.6)
         hint = f" Did you mean {close[0]}?" if close else ""
         raise BadInput(f"'{class_name}' is not a class I know.{hint} Choose one of: {', '.join(CLASSES)}.")
+    sp = find_species(species or origins.DEFAULT_SPECIES)
+    bg = find_background(background or cls.background)
     if not 1 <= level <= 20:
         raise BadInput("Level must be between 1 and 20.")
     if not name or len(name) > 40:
@@ -105,23 +88,19 @@ def make_character(owner_id: str, name: str, class_name: str, level: int = 1,
     if abilities is None:
         scores = dict(zip(cls.priorities, STANDARD_ARRAY))
         abilities = Abilities(**{a: scores[a] for a in ABILITIES})
-    con = modifier(abilities.constitution)
-    dex = modifier(abilities.dexterity)
-    max_hp = max(1, cls.hit_die + con + (level - 1) * max(1, cls.hit_die // 2 + 1 + con))
-    ac = cls.armor + (dex if cls.max_dex is None else min(dex, cls.max_dex))
-    if cls.name == "monk":
-        ac += modifier(abilities.wisdom)
-    if cls.name == "barbarian":
-        ac += con
-    if "shield" in cls.kit:
-        ac += 2
-    kit = [Item(name=i) for i in cls.kit] + [Item(name="healing potion", quantity=1), Item(name="rations", quantity=5)]
+    if increases:
+        abilities = origins.increased(abilities, sp, cls)
     cantrips, known = spells.starting_spells(cls.name, level, abilities)
     try:
-        return Character(owner_id=owner_id, name=name, char_class=cls.name, level=level, hp=max_hp, max_hp=max_hp,
-                         ac=ac, abilities=abilities, hit_die=cls.hit_die, hit_dice=level, inventory=kit,
-                         currency=Currency(gp=cls.gold), saves=list(CLASS_SAVES[cls.name]),
-                         skills=list(CLASS_SKILLS[cls.name]), cantrips=cantrips, spells=known)
+        made = Character(owner_id=owner_id, name=name, char_class=cls.name, level=level, hp=1, max_hp=1, ac=10,
+                         abilities=abilities, hit_die=cls.hit_die, hit_dice=level,
+                         inventory=origins.equipment(cls, bg), currency=Currency(gp=bg.gold),
+                         saves=list(cls.saves), skills=origins.skills(cls, sp, bg), species=sp.name,
+                         background=bg.name, cantrips=cantrips, spells=known)
+        max_hp = max_hit_points(cls.hit_die, modifier(abilities.constitution), level, extra_hp(made))
+        made.max_hp = made.hp = max_hp
+        made.ac = armor_class(made).value
+        return made
     except ValidationError as exc:  # pragma: no cover - the checks above keep every class valid
         raise BadInput(f"Cannot make that character: {exc.errors()[0]['msg']}") from exc
 
@@ -143,6 +122,18 @@ class CharacterFile(Model):
     currency: Currency | None = None
     cantrips: list[str] | None = None
     spells: list[str] | None = None
+    species: str | None = None
+    background: str | None = None
+
+    @field_validator("species")
+    @classmethod
+    def _species(cls, value: str | None) -> str | None:
+        return None if value is None else _entry(find_species, value)
+
+    @field_validator("background")
+    @classmethod
+    def _background(cls, value: str | None) -> str | None:
+        return None if value is None else _entry(find_background, value)
 
     @field_validator("saves")
     @classmethod
@@ -163,6 +154,13 @@ class CharacterFile(Model):
             raise ValueError(exc.message.rstrip(".")) from None
 
 
+def _entry(find: Any, value: str) -> str:
+    try:
+        return find(value).name
+    except BadInput as exc:
+        raise ValueError(exc.message.rstrip(".")) from None
+
+
 def _known(value: str, known: tuple[str, ...], what: str) -> str:
     key = " ".join(value.strip().lower().split())
     if key in known:
@@ -179,7 +177,8 @@ def import_character(owner_id: str, data: Any) -> Character:
         given = CharacterFile.model_validate(data)
     except ValidationError as exc:
         raise BadInput("The character file has problems:\n" + describe_validation(exc, data, CharacterFile)) from exc
-    made = make_character(owner_id, given.name, given.class_, given.level, given.abilities)
+    made = make_character(owner_id, given.name, given.class_, given.level, given.abilities, given.species,
+                          given.background, increases=given.abilities is None)
     update: dict[str, Any] = {k: v for k, v in (("max_hp", given.max_hp), ("ac", given.ac), ("saves", given.saves),
                                                  ("skills", given.skills), ("inventory", given.inventory),
                                                  ("currency", given.currency), ("cantrips", given.cantrips),

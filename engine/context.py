@@ -89,7 +89,7 @@ def game_context(state: GameState, agent: AgentType, actor_id: str | None, npc: 
 
 
 def _party(state: GameState) -> str:
-    lines = [f"- {character_sheet(state.characters[pid])}" for pid in state.party.player_ids if pid in state.characters]
+    lines = [f"- {character_sheet(state.characters[pid], brief=True)}" for pid in state.party.player_ids if pid in state.characters]
     for npc_id in state.party.npc_ids:
         n = state.npcs[npc_id]
         lines.append(f"- {n.name} ({n.id}), NPC companion: HP {n.hp}/{n.max_hp}, AC {n.ac}")

@@ -13,6 +13,7 @@ from typing import Any, AsyncIterator, Awaitable, Callable, Mapping, TypeVar
 import structlog
 
 from . import limits, rules, server_settings, summary, turn
+from .rules import levels
 from .characters import ability_scores, import_character, make_character
 from .config import EngineConfig
 from .content import find_adventure
@@ -27,7 +28,8 @@ from .state import AgentType, Character, GameState, Message
 from .store import LastTurn, Session, Store
 from .suggestions import Suggestion
 from .tools import ToolContext
-from .tools.character import RestArgs, ShortRestArgs, long_rest, short_rest
+from .rules.levels import LevelUp
+from .tools.character import RestArgs, ShortRestArgs, long_rest, short_rest, weapon_attack
 from .tools.spells import cast
 from .turn import APOLOGY, NARRATOR_ID, Turn, TurnResult, turn_seed
 
@@ -153,17 +155,23 @@ class Engine:
     # -- characters and the party ---------------------------------------------------------------------------------
 
     async def create_character(self, channel_id: str, owner_id: str, name: str, char_class: str, level: int = 1,
-                               scores: str | None = None) -> Character:
-        return (await self.create_character_scored(channel_id, owner_id, name, char_class, level, scores))[0]
+                               scores: str | None = None, species: str | None = None,
+                               background: str | None = None) -> Character:
+        return (await self.create_character_scored(channel_id, owner_id, name, char_class, level, scores, species,
+                                                   background))[0]
 
     async def create_character_scored(self, channel_id: str, owner_id: str, name: str, char_class: str,
-                                      level: int = 1, scores: str | None = None) -> tuple[Character, str]:
+                                      level: int = 1, scores: str | None = None, species: str | None = None,
+                                      background: str | None = None) -> tuple[Character, str]:
         """A new character and how its ability scores were made. `scores`: standard, roll (4d6 dropping the
         lowest, with the engine's dice) or six numbers (STR DEX CON INT WIS CHA: the standard array in any order,
-        or a point buy). Chosen or rolled scores are kept in the game's history, so a roll can be checked."""
+        or a point buy), before the species' increases. `species` defaults to human, `background` to the class's
+        usual one. Chosen or rolled scores are kept in the game's history, so a roll can be checked."""
+        make_character(owner_id, name, char_class, level, None, species, background)  # refusals before any roll
         abilities, made = ability_scores(scores, char_class, self.deps.rng)
         character = await self._join(channel_id, owner_id,
-                                     lambda: make_character(owner_id, name, char_class, level, abilities),
+                                     lambda: make_character(owner_id, name, char_class, level, abilities, species,
+                                                            background),
                                      None if abilities is None else f"'s ability scores come from {made}.")
         return character, made
 
@@ -345,6 +353,44 @@ class Engine:
         article = "an" if result.label[0] in "AEIOU" else "a"
         await self.record_roll(channel_id, owner_id, author_name, result.roll, f"{article} {result.label}")
         return character.name, result
+
+    async def player_attack(self, channel_id: str, owner_id: str, author_name: str, weapon: str,
+                            target: str | None = None, mode: rules.Mode = None) -> str:
+        """An attack players make themselves (/attack) with a weapon from their sheet, its damage applied to the
+        target; it enters the game's history so the GM reacts. Refused (nothing changed) with a sentence why."""
+        def change(session: Session, lines: list[Message]) -> str:
+            state = session.state
+            character = state.characters.get(owner_id)
+            if character is None:
+                raise NoCharacter()
+            ctx = ToolContext(state, self.deps.rng, AgentType.COMBAT, owner_id, deps=self.deps)
+            try:
+                text = weapon_attack(ctx, character, weapon, target or None, mode)
+            except ToolError as exc:  # nothing is written: the half-changed state is dropped
+                raise BadInput(f"{character.name} cannot attack: {exc}.") from None
+            lines.append(Message(channel_id=channel_id, author_id=owner_id, author_name=author_name,
+                                 agent=AgentType.PLAYER, text=text, witnesses=list(state.party.npc_ids)))
+            return str(text)
+
+        return await self._write(channel_id, change)
+
+    async def level_up(self, channel_id: str, owner_id: str, author_name: str, roll: bool = False
+                       ) -> tuple[Character, LevelUp]:
+        """The caller's character gains a level (hit points by the average, or rolled with the engine's dice);
+        it enters the game's history."""
+        def change(session: Session, lines: list[Message]) -> tuple[Character, LevelUp]:
+            state = session.state
+            character = state.characters.get(owner_id)
+            if character is None:
+                raise NoCharacter()
+            if state.combat.active:
+                raise BadInput(f"{character.name} can level up when the fight is over.")
+            gained = levels.level_up(character, self.deps.rng, roll)
+            lines.append(Message(channel_id=channel_id, author_id=owner_id, author_name=author_name,
+                                 agent=AgentType.PLAYER, text=gained.describe(), witnesses=list(state.party.npc_ids)))
+            return character, gained
+
+        return await self._write(channel_id, change)
 
     async def record_roll(self, channel_id: str, owner_id: str, author_name: str, rolled: Roll,
                           reason: str | None = None) -> str | None:

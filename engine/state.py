@@ -126,6 +126,9 @@ class Character(Model):
     conditions: list[str] = Field(default_factory=list)
     saves: list[str] = Field(default_factory=list)  # saving-throw proficiencies (empty: its class's, engine/rules/checks.py)
     skills: list[str] = Field(default_factory=list)  # skill proficiencies (empty: its class's usual picks)
+    # engine/rules/data: None for characters made before species and backgrounds were kept
+    species: str | None = None
+    background: str | None = None
     # Spellcasting (engine/rules/spells.py); characters saved before spells were kept load with these defaults.
     cantrips: list[str] = Field(default_factory=list)  # spell names (empty: its class's starting picks)
     spells: list[str] = Field(default_factory=list)  # spells known or prepared, 1st level and up (empty: as above)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .errors import ToolError
+from .rules import origins
 from .state import NPC, AgentType, Character, GameState, Location, Message, Quest
 
 if TYPE_CHECKING:
@@ -149,7 +150,9 @@ def character_card(ch: Character, viewer: Viewer, sheet: str) -> str:
     if not viewer.npc:
         return sheet
     looks = "unconscious" if ch.hp == 0 else "badly hurt" if ch.hp * 3 < ch.max_hp else "hale"
-    return f"{ch.name}, a {ch.char_class}, looks {looks}. What they carry and their purse are their own business."
+    who = origins.origin(ch)
+    return (f"{ch.name}, {'an' if who[0] in 'aeiou' else 'a'} {who}, looks {looks}. What they carry and their purse "
+            f"are their own business.")
 
 
 def quests_known(state: GameState, viewer: Viewer) -> list[Quest]:

@@ -194,7 +194,7 @@ async def test_game_start_in_a_thread_and_character_creation(fake, bot):
     assert intro[0].json["content"].startswith("## The Drowned Lantern of Saltmere")
     made = await fake.interaction("char create", {"name": "Aria", "class": "fighter"}, user="alice", channel=int(thread_id))
     response = await made.wait_response()
-    assert response["data"]["content"] == "**Aria** the fighter joins the party."
+    assert response["data"]["content"] == "**Aria** the human fighter joins the party."
     assert response["data"]["embeds"][0]["title"] == "Aria"
 
 
@@ -336,7 +336,7 @@ async def test_commands_do_not_time_out_behind_a_running_turn(tmp_path, model):
         assert followup["content"] == "Done."
         [announced] = await fake.wait_for("POST", r"/channels/\d+/messages",
                                           where=lambda c: "Cora" in (c.json or {}).get("content", ""))
-        assert announced.json["content"] == "**Cora** the bard joins the party." and announced.json["embeds"]
+        assert announced.json["content"] == "**Cora** the human bard joins the party." and announced.json["embeds"]
         assert not [c for c in fake.calls() if c.status == 404 and "interactions" in c.path]
 
 
@@ -815,14 +815,14 @@ async def test_check_and_save_roll_from_the_sheet_and_the_gm_sees_them(fake, bot
     assert (await offered.wait_response())["data"]["choices"] == [{"name": "Sleight of Hand", "value": "sleight of hand"}]
     said = (await (await fake.interaction("check", {"skill": "athletics", "advantage": "advantage"},
                                           user="alice")).wait_response())["data"]
-    assert re.fullmatch(r"🎲 Aria: Athletics check \(proficient\) 1d20\+4 adv → \d+ \(2d20kh1 .*", said["content"])
+    assert re.fullmatch(r"🎲 Aria: Athletics check \(proficient\) 1d20\+5 adv → \d+ \(2d20kh1 .*", said["content"])
     said = (await (await fake.interaction("save", {"ability": "wisdom"}, user="bob")).wait_response())["data"]
     assert re.fullmatch(r"🎲 Bram: Wisdom saving throw \(proficient\) 1d20\+3 → \d+ .*", said["content"])
     refused = (await (await fake.interaction("check", {"skill": "stelth"}, user="alice")).wait_response())["data"]
     assert refused["flags"] & 64 and "Did you mean stealth?" in refused["content"]
     session = await bot.engine.session(cid)
     lines = [m.text for m in await bot.engine.deps.store.messages(session.id) if m.agent is AgentType.PLAYER]
-    assert lines[-2].startswith("Aria rolls 1d20+4 adv →") and lines[-2].endswith("for an Athletics check.")
+    assert lines[-2].startswith("Aria rolls 1d20+5 adv →") and lines[-2].endswith("for an Athletics check.")
     assert lines[-1].startswith("Bram rolls 1d20+3 →") and lines[-1].endswith("for a Wisdom saving throw.")
 
 
@@ -832,7 +832,7 @@ async def test_a_character_is_imported_from_an_attached_file(fake, bot, model):
     good = b'{"name": "Vex", "class": "rogue", "level": 5, "skills": ["stealth", "acrobatics"]}'
     said = await (await fake.interaction("char import", {"file": ("vex.json", good)}, user="alice")).wait_response()
     embed = said["data"]["embeds"][0]
-    assert said["data"]["content"] == "**Vex** the rogue joins the party." and embed["title"] == "Vex"
+    assert said["data"]["content"] == "**Vex** the human rogue joins the party." and embed["title"] == "Vex"
     assert any(f["name"] == "Proficiencies" and "skills: Stealth, Acrobatics" in f["value"] for f in embed["fields"])
     bad = await (await fake.interaction("char import", {"file": ("zed.json", b'{"name": "Zed", "class": "rogue", '
                                                                               b'"lvl": 2}')}, user="bob")).wait_response()
@@ -887,4 +887,63 @@ async def test_cast_offers_your_spells_and_who_is_here_and_the_gm_sees_it(fake, 
     assert line.text == said["data"]["content"].removeprefix("✨ ")  # the GM reads what the table read
     sheet = (await (await fake.interaction("char sheet", user="bob")).wait_response())["data"]["embeds"][0]
     [casting] = [f["value"] for f in sheet["fields"] if f["name"] == "Spellcasting"]
-    assert casting.startswith("Intelligence · spell attack +4 · save DC 12 · slots 1st 1/2\nCantrips: Fire Bolt")
+    assert casting.startswith("Intelligence · spell attack +5 · save DC 13 · slots 1st 1/2\nCantrips: Fire Bolt")
+
+
+async def test_char_create_offers_species_and_backgrounds_and_the_sheet_shows_them(fake, bot, model):
+    cid = str(fake.channel("general").id)
+    await bot.engine.start_game(cid, str(fake.guild_id))
+    offered = await fake.autocomplete("char create", {"name": "Tor", "class": "cleric", "species": "dw"},
+                                      focused="species", user="alice")
+    assert (await offered.wait_response())["data"]["choices"] == [{"name": "hill dwarf", "value": "dwarf"}]
+    offered = await fake.autocomplete("char create", {"name": "Tor", "class": "cleric", "background": "ac"},
+                                      focused="background", user="alice")
+    assert (await offered.wait_response())["data"]["choices"] == [{"name": "acolyte (insight, religion)",
+                                                                   "value": "acolyte"}]
+    made = await (await fake.interaction("char create", {"name": "Tor", "class": "cleric", "species": "dwarf",
+                                                         "background": "dockhand"}, user="alice")).wait_response()
+    assert made["data"]["content"] == "**Tor** the hill dwarf cleric joins the party."
+    embed = made["data"]["embeds"][0]
+    fields = {f["name"]: f["value"] for f in embed["fields"]}
+    assert embed["description"] == "Level 1 hill dwarf cleric · dockhand"
+    assert fields["Armour class"] == "16 (scale mail, shield)" and fields["Speed"] == "25 ft"
+    assert fields["Weapons (to hit, damage)"].splitlines() == ["mace +3, 1d6+1 bludgeoning",
+                                                                "light crossbow +2, 1d8 piercing, range 80/320 ft"]
+    assert "Disciple of Life" in fields["Features and traits"] and "Darkvision" in fields["Features and traits"]
+    assert "Wharf Friends" in fields["Features and traits"] and fields["Languages"].startswith("Common, Dwarvish")
+    assert sum(len(f["name"]) + len(f["value"]) for f in embed["fields"]) + len(embed["description"]) < 6000
+    refused = await (await fake.interaction("char create", {"name": "Bo", "class": "rogue", "species": "orc"},
+                                            user="bob")).wait_response()
+    assert refused["data"]["flags"] & 64 and "'orc' is not a species I know" in refused["data"]["content"]
+    assert len((await bot.engine.state(cid)).characters) == 1
+
+
+async def test_attack_offers_your_weapons_and_targets_and_deals_damage(fake, bot, model):
+    cid = await game_with_players(bot, fake)
+    offered = await fake.autocomplete("attack", {"weapon": "l"}, focused="weapon", user="alice")
+    assert (await offered.wait_response())["data"]["choices"] == [
+        {"name": "longsword +5, 1d8+3 slashing", "value": "longsword"},
+        {"name": "light crossbow +4, 1d8+2 piercing, range 80/320 ft", "value": "light crossbow"}]
+    targets = await fake.autocomplete("attack", {"weapon": "longsword", "target": "ys"}, focused="target", user="alice")
+    assert (await targets.wait_response())["data"]["choices"] == [{"name": "Ysolde Marrick", "value": "Ysolde Marrick"}]
+    before = (await bot.engine.state(cid)).npcs["ysolde-marrick"].hp
+    said = await (await fake.interaction("attack", {"weapon": "longsword", "target": "Ysolde Marrick",
+                                                    "advantage": "advantage"}, user="alice")).wait_response()
+    text = said["data"]["content"]
+    assert text.startswith("⚔️ Aria attacks Ysolde Marrick with longsword: 1d20+5 adv → ")
+    after = (await bot.engine.state(cid)).npcs["ysolde-marrick"].hp
+    assert (after == before) == (", miss" in text)
+    session = await bot.engine.session(cid)
+    lines = [m.text for m in await bot.engine.deps.store.messages(session.id) if m.agent is AgentType.PLAYER]
+    assert lines[-1] == text.removeprefix("⚔️ ").replace("\\", "")
+    refused = await (await fake.interaction("attack", {"weapon": "rapier"}, user="alice")).wait_response()
+    assert refused["data"]["flags"] & 64 and "Aria carries no rapier" in refused["data"]["content"]
+
+
+async def test_char_levelup_raises_the_level_and_tells_the_table(fake, bot, model):
+    cid = await game_with_players(bot, fake)
+    said = await (await fake.interaction("char levelup", {"hp": "roll"}, user="bob")).wait_response()
+    assert re.fullmatch(r"⬆️ Bram reaches level 2: \+\d HP \(rolled 1d6 → \d, CON \+2\), max HP \d+\. New: Evocation "
+                        r"Savant .*", said["data"]["content"])
+    assert (await bot.engine.state(cid)).characters[str(fake.user("bob").id)].level == 2
+    assert said["data"]["embeds"][0]["description"].startswith("Level 2 human wizard")

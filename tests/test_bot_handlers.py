@@ -174,7 +174,7 @@ async def test_character_party_quests_rest_and_status(bot):
     i = interaction(bot, uid="u3", name="cass")
     cog = CharacterCog(bot)
     await cog.create.callback(cog, i, "Cass", "rogue", 1)
-    assert "**Cass** the rogue joins the party." == i.response.sent.texts()[0]
+    assert "**Cass** the human rogue joins the party." == i.response.sent.texts()[0]
     assert i.response.sent[0][1]["embed"].title == "Cass"
     i = interaction(bot, uid="u3")
     await cog.inventory.callback(cog, i)

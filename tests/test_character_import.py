@@ -26,6 +26,7 @@ def test_the_documented_example_imports_as_written():
     assert ch.abilities.strength == 16 and ch.skills == ["athletics", "intimidation"]
     assert [(i.name, i.quantity) for i in ch.inventory] == [("longsword", 1), ("shield", 1), ("healing potion", 2)]
     assert (ch.currency.gp, ch.currency.sp) == (40, 5)
+    assert (ch.species, ch.background) == ("dwarf", "sellsword") and ch.abilities.constitution == 14  # scores as given
     documented = set(re.findall(r"`([a-z_]+)`", DOC.read_text(encoding="utf-8")))
     assert {f.alias or name for name, f in CharacterFile.model_fields.items()} <= documented
 
@@ -34,6 +35,16 @@ def test_what_is_left_out_comes_from_the_class():
     assert import_character("u1", {"name": "Bram", "class": "wizard"}) == make_character("u1", "Bram", "wizard")
     sturdy = import_character("u1", {"name": "Bram", "class": "wizard", "abilities": {"constitution": 18}})
     assert sturdy.max_hp == 6 + 4 and sturdy.hp == sturdy.max_hp  # hit points follow the scores given
+
+
+def test_species_and_background_shape_what_is_left_out():
+    ch = import_character("u1", {"name": "Ilva", "class": "wizard", "species": "High Elf", "background": "dockhand"})
+    assert ch == make_character("u1", "Ilva", "wizard", species="elf", background="dockhand")
+    assert ch.abilities.dexterity == 13 + 2 and {"athletics", "perception"} <= set(ch.skills)
+    with pytest.raises(BadInput) as bad:
+        import_character("u1", {"name": "Ilva", "class": "wizard", "species": "elfe", "background": "sailor"})
+    assert "species: 'elfe' is not a species I know. Did you mean elf?" in bad.value.message
+    assert "background: 'sailor' is not a background I know" in bad.value.message
 
 
 def test_every_problem_is_named_at_once():

@@ -24,7 +24,7 @@ def play(tmp_path, capsys, *args):
 def test_the_example_script_plays_through(tmp_path, capsys):
     code, out, err = play(tmp_path, capsys, "--script", str(EXAMPLE), "--seed", "1")
     assert code == 0, err
-    assert "=== The Drowned Lantern of Saltmere ===" in out and "Aria the fighter joins the story" in out
+    assert "=== The Drowned Lantern of Saltmere ===" in out and "Aria the human fighter joins the story" in out
     assert "Ysolde Marrick:\n" in out and "🎲 Aria: 1d20+1 →" in out and "Quest started" in out
     assert "Coin: 9 gp" in out  # the tavern paid for with a tool call
     assert "<" not in out.split("=== ")[1].replace("<3", "")  # no tag reaches the player
@@ -65,7 +65,7 @@ def test_new_ends_the_game_and_starts_another(tmp_path, capsys):
         {"say": "/new"}, {"say": "/inventory"}]}))
     code, out, err = play(tmp_path, capsys, "--script", str(script), "--game", "g")
     assert code == 0, err
-    assert out.count("=== The Drowned Lantern of Saltmere ===") == 2 and out.count("Zed the rogue joins") == 2
+    assert out.count("=== The Drowned Lantern of Saltmere ===") == 2 and out.count("Zed the human rogue joins") == 2
     assert "Coin: 10 gp" in out.split("> /inventory")[1]  # a new game: the pocketed coin (11 gp) is gone
 
 
@@ -83,9 +83,9 @@ def test_commands_and_errors_in_play(tmp_path, capsys):
     code, out, err = play(tmp_path, capsys, "--script", str(script))
     assert code == 0, err
     assert "is not a dice expression" in out and "short or long" in out and "Unknown command /dance" in out
-    assert re.search(r"Saltmere Quay\n(.+\n)+\nParty +Class +HP +Conditions\n─+\nBo +rogue +9/9\n", out)
+    assert re.search(r"Saltmere Quay\n(.+\n)+\nParty +Class +HP +Conditions\n─+\nBo +rogue +10/10\n", out)  # a human: CON 15
     assert "Here: Ysolde Marrick" in out and "Odile Farrow is not here." in out
-    assert "level 1 rogue" in out and "The game is saved" in out and "never reached" not in out
+    assert "level 1 human rogue" in out and "The game is saved" in out and "never reached" not in out
 
 
 def test_bad_scripts_are_clear_errors(tmp_path, capsys):
@@ -364,7 +364,7 @@ async def test_the_name_prompt_takes_help_and_quit_and_suggests_a_class(tmp_path
     assert "First, your character: a name, then a class." in text  # /help is not a name
     assert "A character's name must be 1 to 40 characters long." in text  # nor is an empty line
     assert "'figther' is not a class I know. Did you mean fighter?" in text
-    assert "Aria the fighter joins the story" in text and answers == []
+    assert "Aria the human fighter joins the story" in text and answers == []
 
 
 def test_the_history_of_typed_lines_is_kept_between_sessions(tmp_path):
@@ -521,11 +521,12 @@ def test_checks_and_saves_from_the_sheet_at_the_keyboard(tmp_path, capsys):
     code, out, err = play(tmp_path, capsys, "--script", str(script), "--seed", "2")
     assert code == 0, err
     out = " ".join(out.split())  # as wrapped to the screen
-    assert re.search(r"🎲 Bo: Stealth check \(proficient\) 1d20\+4 adv → \d+ \(2d20kh1", out)
+    assert re.search(r"🎲 Bo: Stealth check \(proficient\) 1d20\+5 adv → \d+ \(2d20kh1", out)
     assert re.search(r"🎲 Bo: Intelligence saving throw \(proficient\) 1d20\+4 → \d+", out)
     assert "Say what to roll: /check stealth" in out and "Did you mean stealth?" in out
-    assert "Proficiency +2 · saves: Dexterity, Intelligence · skills: Stealth, Sleight of Hand, Perception, " \
-           "Deception" in out
+    # an alley runner: sleight of hand and stealth from the background, so the class takes two more of its list
+    assert "Proficiency +2 · saves: Dexterity, Intelligence · skills: Perception, Deception, Acrobatics, " \
+           "Investigation, Sleight of Hand, Stealth" in out
 
 
 def test_a_character_file_is_played_at_the_keyboard(tmp_path, capsys):
@@ -535,7 +536,7 @@ def test_a_character_file_is_played_at_the_keyboard(tmp_path, capsys):
     script.write_text(yaml.safe_dump({"steps": [{"say": "/sheet"}]}))
     code, out, err = play(tmp_path, capsys, "--script", str(script), "--character", str(sheet))
     assert code == 0, err
-    assert "Vex the rogue joins the story, from vex.json." in out and "level 5 rogue" in out and "99 gp" in out
+    assert "Vex the human rogue joins the story, from vex.json." in out and "level 5 human rogue" in out and "99 gp" in out
     sheet.write_text('{"name": "Vex", "clas": "rogue"}')
     code, _, err = play(tmp_path, capsys, "--script", str(script), "--character", str(sheet))
     assert code == 2 and "class: is required but missing" in err and "'clas' is not a field here" in err
@@ -549,7 +550,29 @@ def test_scores_for_a_new_character_at_the_keyboard(tmp_path, capsys):
     script.write_text(yaml.safe_dump({"character": {"name": "Bo", "class": "rogue"}, "steps": [{"say": "/sheet"}]}))
     code, out, err = play(tmp_path, capsys, "--script", str(script), "--scores", "8 15 14 12 13 10")
     assert code == 0, err
-    assert "Bo the rogue joins the story (ability scores: the standard array)." in " ".join(out.split())
+    assert "Bo the human rogue joins the story (ability scores: the standard array)." in " ".join(out.split())
+
+
+def test_species_background_attacks_and_levels_at_the_keyboard(tmp_path, capsys):
+    script = tmp_path / "s.yaml"
+    script.write_text(yaml.safe_dump({"character": {"name": "Tor", "class": "fighter", "background": "dockhand"},
+                                      "steps": [{"say": "/attack light crossbow at Ysolde adv"}, {"say": "/attack longsword"},
+                                                {"say": "/attack rapier Ysolde"}, {"say": "/attack"},
+                                                {"say": "/levelup roll"}, {"say": "/levelup twice"}, {"say": "/sheet"}]}))
+    code, out, err = play(tmp_path, capsys, "--script", str(script), "--species", "half-orc", "--seed", "3")
+    assert code == 0, err
+    out = " ".join(out.split())  # as wrapped to the screen
+    assert "Tor the half-orc fighter joins the story." in out
+    assert re.search(r"⚔️ Tor attacks Ysolde Marrick with light crossbow: 1d20\+3 adv → \d+ vs AC 10, .*19 crossbow "
+                     r"bolts left\.", out)
+    assert re.search(r"⚔️ Tor attacks with longsword: 1d20\+5 → -?\d+ to hit.*; damage \dd8\+3 → \d+ slashing if it "
+                     r"hits\.", out)
+    assert "Tor cannot attack: Tor carries no rapier." in out and "Say which weapon: /attack longsword" in out
+    assert re.search(r"⬆️ Tor reaches level 2: \+\d+ HP \(rolled 1d10 → \d+, CON \+2\), max HP \d+\. New: Action Surge", out)
+    assert "Usage: /levelup (average hit points) or /levelup roll." in out
+    assert re.search(r"Tor — level 2 half-orc fighter, dockhand", out) and "18 (chain mail, shield)" in out
+    assert re.search(r"longsword +\+5 +1d8\+3 slashing +versatile", out) and "Relentless Endurance" in out
+    assert "Wharf Friends" in out and "Languages: Common, Orc, Dwarvish" in out
 
 
 def test_spells_cast_at_the_keyboard_and_shown_on_the_sheet(tmp_path, capsys):
@@ -561,8 +584,8 @@ def test_spells_cast_at_the_keyboard_and_shown_on_the_sheet(tmp_path, capsys):
     assert code == 0, err
     out = " ".join(out.split())  # as wrapped to the screen
     assert re.search(r"✨ Bo casts Magic Missile \(1st-level slot\) at Ysolde Marrick\. Dart 1 \(Ysolde Marrick\): 1d4\+1 → \d+ force", out)
-    assert "✨ Bo casts Fire Bolt at Ysolde Marrick. Spell attack 1d20+4 dis →" in out
+    assert "✨ Bo casts Fire Bolt at Ysolde Marrick. Spell attack 1d20+5 dis →" in out
     assert "'firebolt' is not a spell I know (the SRD's cantrips to 3rd level; did you mean Fire Bolt?)." in out
     assert "Bo has no 3rd-level spell slots. Slots left: 1st 1/2." in out and "Say what to cast: /cast fire bolt" in out
-    assert "Intelligence · spell attack +4 · save DC 12 · slots 1st 1/2 Cantrips: Fire Bolt, Mage Hand, Light " \
-           "Prepared: Magic Missile (1st), Shield (1st), Mage Armor (1st)" in out
+    assert "Intelligence · spell attack +5 · save DC 13 · slots 1st 1/2 Cantrips: Fire Bolt, Mage Hand, Light " \
+           "Prepared: Magic Missile (1st), Shield (1st), Mage Armor (1st), Sleep (1st)" in out

@@ -21,14 +21,14 @@ def test_the_proficiency_bonus_grows_every_four_levels():
 
 
 def test_a_check_adds_the_ability_and_the_proficiency_the_sheet_gives():
-    rogue = make_character("u", "Vex", "rogue")  # DEX 15 (+2), STR 8 (-1); stealth and dexterity saves proficient
+    rogue = make_character("u", "Vex", "rogue")  # a human: DEX 16 (+3), STR 9 (-1); stealth, dexterity saves proficient
     rng = random.Random(4)
     stealth, athletics = check(rogue, "Stealth", rng), check(rogue, "athletics", rng)
-    assert (stealth.label, stealth.modifier, stealth.proficient) == ("Stealth check", 4, True)
+    assert (stealth.label, stealth.modifier, stealth.proficient) == ("Stealth check", 5, True)
     assert (athletics.label, athletics.modifier, athletics.proficient) == ("Athletics check", -1, False)
-    assert stealth.roll.expression == "1d20+4" and athletics.roll.expression == "1d20-1"
+    assert stealth.roll.expression == "1d20+5" and athletics.roll.expression == "1d20-1"
     dex_save, wis_save = check(rogue, "dex", rng, save=True), check(rogue, "Wisdom", rng, save=True)
-    assert (dex_save.label, dex_save.modifier) == ("Dexterity saving throw", 4)
+    assert (dex_save.label, dex_save.modifier) == ("Dexterity saving throw", 5)
     assert (wis_save.label, wis_save.modifier, wis_save.roll.expression) == ("Wisdom saving throw", 0, "1d20")
     assert check(rogue, "strength", rng).label == "Strength check"  # a plain ability check: no proficiency
     assert "2d20kh1" in check(rogue, "stealth", rng, "advantage").roll.detail
@@ -55,7 +55,7 @@ def test_characters_saved_before_proficiencies_use_their_class():
 def test_the_agents_tools_roll_from_the_sheet_against_their_dc(state):
     ctx = ctx_for(state)
     done = call(ctx, '<ability_check character="Aria" skill="athletics" dc="12"/>')
-    assert done.ok and done.observation.startswith("Aria's Athletics check 1d20+4 → ")
+    assert done.ok and done.observation.startswith("Aria's Athletics check 1d20+5 → ")
     assert re.search(r" vs DC 12: (success|failure)$", done.observation)
     assert done.meta["public"] == done.observation  # players read the same line
     saved = call(ctx, '<saving_throw character="Bram" ability="wis" dc="14" advantage="advantage"/>')

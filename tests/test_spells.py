@@ -9,7 +9,8 @@ import re
 import pytest
 
 from engine import BadInput, NoCharacter
-from engine.characters import import_character, make_character
+from engine.characters import import_character
+from engine.characters import make_character as _made
 from engine.dice import roll
 from engine.rules import proficiency_bonus
 from engine.rules import spells
@@ -17,6 +18,11 @@ from engine.state import Abilities, AgentType, Character
 from engine.tools import tools_for
 from engine.tools.spells import cast
 from tests.conftest import CHANNEL, call, ctx_for, new_state
+
+
+def make_character(*args, **kwargs):
+    """The standard array as the class orders it, without a species' increases: the arithmetic below counts on it."""
+    return _made(*args, increases=False, **kwargs)
 
 
 def seed_rolling(first_d20: int) -> int:
@@ -115,8 +121,9 @@ def test_a_character_file_lists_spells_checked_against_class_and_level():
     assert bad.value.message.splitlines()[1:] == [
         "- cantrips: Bless is not a wizard spell (cleric, paladin)",
         "- spells: Fireball is a 3rd-level spell; a level-1 wizard casts up to 1st level"]
-    with pytest.raises(BadInput, match="a level-1 wizard has 3 spells prepared, not 4"):
-        import_character("u", {"name": "Zed", "class": "wizard", "spells": ["shield", "sleep", "mage armor", "grease"]})
+    with pytest.raises(BadInput, match="a level-1 wizard has 4 spells prepared, not 5"):  # INT 16 (human): +3, +1
+        import_character("u", {"name": "Zed", "class": "wizard",
+                               "spells": ["shield", "sleep", "mage armor", "grease", "magic missile"]})
     with pytest.raises(BadInput, match="a fighter casts no spells"):
         import_character("u", {"name": "Zed", "class": "fighter", "spells": ["bless"]})
 
@@ -194,9 +201,9 @@ def test_a_spell_attack_hits_or_misses_by_the_rolls_against_ac():
     for seed in range(12):
         state = new_state()
         fight(state, ("Ogre", 59, 11))
-        bram = state.characters["u2"]  # a level-1 wizard: INT 15, attack +4
+        bram = state.characters["u2"]  # a level-1 human wizard: INT 16, attack +5
         told = cast(ctx_for(state, actor="u2", seed=seed), bram, "fire bolt", "Ogre", None, None)
-        to_hit = re.search(r"Spell attack 1d20\+4 → (\d+) vs AC 11 \(Ogre\), (hit|miss|critical hit)", told)
+        to_hit = re.search(r"Spell attack 1d20\+5 → (\d+) vs AC 11 \(Ogre\), (hit|miss|critical hit)", told)
         assert to_hit, told
         total, result = int(to_hit.group(1)), to_hit.group(2)
         ogre = enemy(state, "Ogre")
@@ -214,9 +221,9 @@ def test_a_spell_attack_hits_or_misses_by_the_rolls_against_ac():
     fight(state, ("Ogre", 59, 1))
     fumble = cast(ctx_for(state, actor="u2", seed=seed_rolling(1)), state.characters["u2"], "fire bolt", "Ogre",
                   None, None)
-    assert "→ 5 vs AC 1 (Ogre), miss (natural 1)." in fumble and enemy(state, "Ogre").hp == 59
+    assert "→ 6 vs AC 1 (Ogre), miss (natural 1)." in fumble and enemy(state, "Ogre").hp == 59
     keen = cast(ctx_for(state, actor="u2", seed=3), state.characters["u2"], "fire bolt", "Ogre", None, "advantage")
-    assert "Spell attack 1d20+4 adv →" in keen
+    assert "Spell attack 1d20+5 adv →" in keen
 
 
 def test_a_save_spell_rolls_each_targets_save_against_the_dc_for_full_or_half_damage():
@@ -308,12 +315,12 @@ def test_the_cast_spell_tool_runs_the_same_engine_code(state):
     assert "cast_spell" in {t.name for t in tools_for(AgentType.NARRATIVE)} & {t.name for t in tools_for(AgentType.COMBAT)}
     assert "cast_spell" not in {t.name for t in tools_for(AgentType.NPC)}  # NPCs' own magic is the GM's to narrate
     sheet = call(ctx, '<get_character name="Bram"/>').observation
-    assert "spell attack +4 · save DC 12 · slots 1st 1/2" in sheet and "Magic Missile (1st)" in sheet
+    assert "spell attack +5 · save DC 13 · slots 1st 1/2" in sheet and "Magic Missile (1st)" in sheet
 
 
 async def test_a_players_cast_enters_the_story_and_a_refusal_changes_nothing(table):
     text = await table.engine.cast(CHANNEL, "u2", "bob", "fire bolt", "Ysolde Marrick")
-    assert text.startswith("Bram casts Fire Bolt at Ysolde Marrick. Spell attack 1d20+4 →")
+    assert text.startswith("Bram casts Fire Bolt at Ysolde Marrick. Spell attack 1d20+5 →")
     session = await table.engine.session(CHANNEL)
     [line] = [m for m in await table.store.messages(session.id) if m.author_id == "u2"]
     assert line.text == text and line.agent is AgentType.PLAYER

@@ -66,7 +66,12 @@ def test_wrapping_never_cuts_a_word_and_colour_codes_take_no_room():
 def test_sheet_status_and_tracker_are_tables(state):
     ch = state.characters["u1"]
     text = sheet(ch, ansi=False)
-    assert re.search(r"HP +AC +Hit dice +Conditions\n─+\n\d+/\d+ +\d+ +1d10 +none", text)
+    assert text.startswith("Aria — level 1 human fighter, sellsword\n")
+    assert re.search(r"HP +AC +Speed +Hit dice +Conditions\n─+\n\d+/\d+ +18 \(chain mail, shield\) +30 ft +1d10 +none", text)
+    assert re.search(r"Weapon +To hit +Damage +Properties\n─+\nlongsword +\+5 +1d8\+3 slashing +versatile\n"
+                     r"light crossbow +\+4 +1d8\+2 piercing +ammunition, loading, two-handed, range 80/320\n", text)
+    assert "Features and traits: Fighting Style, Second Wind, Versatile, Old Company" in text
+    assert "Languages: Common, Dwarvish" in text
     assert re.search(r"STR +DEX +CON +INT +WIS +CHA\n─+\n( +\d+){6}\n( +[+-]\d+){6}", text)
     assert re.search(r"healing potion +1", text) and "Coin: " in text
     assert "\x1b[" not in text and "\x1b[1m" in sheet(ch, ansi=True)

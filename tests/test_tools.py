@@ -468,10 +468,11 @@ def test_an_attack_rolls_against_ac_and_deals_damage_only_on_a_hit(state):
 
     from tests.conftest import new_state
 
-    tag = '<attack attacker="Aria" target="Rat" weapon="longsword" bonus="4" damage="1d8+2"/>'
+    # a weapon that is not on Aria's sheet: the numbers given count (tests/test_attacks.py: a weapon on the sheet)
+    tag = '<attack attacker="Aria" target="Rat" weapon="broken bottle" bonus="4" damage="1d8+2"/>'
     state, rat, hit = attack_until(new_state, 12, tag, lambda o: ", hit;" in o)
     dealt = int(re.search(r"damage 1d8\+2 → (\d+)", hit.observation).group(1))
-    assert hit.ok and "Aria attacks Rat with longsword: 1d20+4 →" in hit.observation and "vs AC 12" in hit.observation
+    assert hit.ok and "Aria attacks Rat with broken bottle: 1d20+4 →" in hit.observation and "vs AC 12" in hit.observation
     assert rat.hp == 30 - dealt and f"Rat takes {dealt} damage: HP {30 - dealt}/30." in hit.observation
     state, rat, miss = attack_until(new_state, 12, tag, lambda o: ", miss" in o)
     assert miss.ok and "No damage." in miss.observation and rat.hp == 30  # a miss rolls no damage at all

@@ -1,14 +1,16 @@
-"""/char create|import|sheet|inventory."""
+"""/char create|import|sheet|inventory|levelup."""
 
 from __future__ import annotations
 
 import json
+from typing import Literal
 
 import discord
 from discord import app_commands
 from discord.ext import commands
 
-from engine.characters import CLASSES
+from engine.characters import BACKGROUNDS, CLASSES, SPECIES
+from engine.rules.origins import origin
 
 from ..client import LorekeeperBot
 from ..render import inventory_embed, sheet_embed
@@ -26,22 +28,48 @@ class CharacterCog(commands.GroupCog, group_name="char", group_description="Your
     @app_commands.command(name="create")
     @app_commands.describe(name="Your character's name", char_class="A D&D 5e class", level="Starting level (1 to 20)",
                            scores="standard (default), roll (4d6 drop lowest), or six numbers STR DEX CON INT WIS CHA "
-                                  "(the standard array in any order, or a 27-point buy)")
+                                  "(the standard array in any order, or a 27-point buy)",
+                           species="Human (default), dwarf, elf, halfling, dragonborn, gnome, half-elf, half-orc, "
+                                   "tiefling",
+                           background="Where your character comes from (default: the class's usual one)")
     @app_commands.rename(char_class="class")
     async def create(self, interaction: discord.Interaction, name: app_commands.Range[str, 1, 40], char_class: str,
                      level: app_commands.Range[int, 1, 20] = 1,
-                     scores: app_commands.Range[str, 1, 40] | None = None) -> None:
+                     scores: app_commands.Range[str, 1, 40] | None = None,
+                     species: app_commands.Range[str, 1, 40] | None = None,
+                     background: app_commands.Range[str, 1, 40] | None = None) -> None:
         """Make your character for this game."""
         await self.bot.ack_if_busy(interaction)
         ch, made = await self.bot.engine.create_character_scored(str(interaction.channel_id), str(interaction.user.id),
-                                                                 name, char_class, level, scores)
+                                                                 name, char_class, level, scores, species, background)
         how = f" Ability scores: {made}." if scores else ""
-        await self.bot.announce(interaction, f"**{discord.utils.escape_markdown(ch.name)}** the {ch.char_class} joins the party.{how}",
-                                embed=sheet_embed(ch))
+        await self.bot.announce(interaction, f"**{discord.utils.escape_markdown(ch.name)}** the {origin(ch)} joins "
+                                             f"the party.{how}", embed=sheet_embed(ch))
 
     @create.autocomplete("char_class")
     async def class_choices(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
         return [app_commands.Choice(name=c, value=c) for c in CLASSES if current.lower() in c][:25]
+
+    @create.autocomplete("species")
+    async def species_choices(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
+        return [app_commands.Choice(name=s.title, value=key) for key, s in SPECIES.items()
+                if current.lower() in s.title or current.lower() in key][:25]
+
+    @create.autocomplete("background")
+    async def background_choices(self, interaction: discord.Interaction, current: str
+                                 ) -> list[app_commands.Choice[str]]:
+        return [app_commands.Choice(name=f"{key} ({', '.join(b.skills)})", value=key)
+                for key, b in BACKGROUNDS.items() if current.lower() in key][:25]
+
+    @app_commands.command(name="levelup")
+    @app_commands.describe(hp="Hit points: the hit die's average (default) or a roll of it")
+    async def levelup(self, interaction: discord.Interaction, hp: Literal["average", "roll"] = "average") -> None:
+        """Your character gains a level: hit points, a hit die, new class features."""
+        await self.bot.ack_if_busy(interaction)
+        ch, gained = await self.bot.engine.level_up(str(interaction.channel_id), str(interaction.user.id),
+                                                    interaction.user.display_name, roll=hp == "roll")
+        await self.bot.announce(interaction, f"⬆️ {discord.utils.escape_markdown(gained.describe())}",
+                                embed=sheet_embed(ch))
 
     @app_commands.command(name="import")
     @app_commands.describe(file="A JSON character file (docs/character-format.md says what it holds)")
@@ -57,7 +85,7 @@ class CharacterCog(commands.GroupCog, group_name="char", group_description="Your
         except discord.HTTPException as exc:
             raise InputError(f"Discord would not hand over {file.filename} ({exc.status}); try again.") from None
         ch = await self.bot.engine.import_character(str(interaction.channel_id), str(interaction.user.id), data)
-        await self.bot.announce(interaction, f"**{discord.utils.escape_markdown(ch.name)}** the {ch.char_class} joins "
+        await self.bot.announce(interaction, f"**{discord.utils.escape_markdown(ch.name)}** the {origin(ch)} joins "
                                              f"the party.", embed=sheet_embed(ch))
 
     @app_commands.command(name="sheet")

@@ -1,4 +1,4 @@
-"""Playing: /act, /roll, /quests, /rest, and plain messages (or replies to an NPC) from party members."""
+"""Playing: /act, /roll, /check, /save, /attack, /quests, /rest, and plain messages (or replies to an NPC) from party members."""
 
 from __future__ import annotations
 
@@ -14,7 +14,10 @@ from engine import GameError, NoGameRunning
 from engine.dice import Roll
 from engine.limits import BudgetSpent, RateLimited
 from engine.rules import SKILLS, spells, title
+from engine.rules.attacks import profile
+from engine.rules.equipment import carried_weapons
 from engine.state import ABILITIES
+from engine.tools.combat import participant_hp
 
 from ..client import LorekeeperBot
 from .admin import is_admin
@@ -44,10 +47,11 @@ HELP = (
     "• Party members just type what they do. `@Name …` speaks to someone who is here, and replying to an "
     "NPC's message speaks to them again.\n"
     "• `/talk` picks someone here to speak to; `/use` picks something from your pack.\n"
-    "• `/act` does the same as typing; `/roll 1d20+3 [reason]` rolls dice the GM sees; `/quests`; "
-    "`/rest short|long`; `/retry` asks the GM again for your last turn (the dice fall the same).\n"
-    "• `/check skill`, `/save ability` roll from your sheet; `/cast spell [target] [level]` casts one of your spells "
-    "(the engine spends the slot and rolls; the GM sees it).\n"
+    "• `/act` does the same as typing; `/roll 1d20+3 [reason]` rolls dice the GM sees; `/check`, `/save` and "
+    "`/attack weapon [target]` roll from your sheet; `/quests`; `/rest short|long`; `/char levelup`; "
+    "`/retry` asks the GM again for your last turn (the dice fall the same).\n"
+    "• `/cast spell [target] [level]` casts one of your spells (the engine spends the slot and rolls; the GM sees "
+    "it).\n"
     "**Admins** (Manage Server): `/gm-admin` — `config` (this server: sources, mechanics, who starts games), `undo`, `reset`, `debug`, `sources`, `state`, `prompt`, "
     "`suggestions`, `feedback`, `telemetry`, `reload-corpus`, `sync`.")
 
@@ -228,6 +232,46 @@ class PlayCog(commands.Cog):
         lead = f"{before.strip()}, " if before.strip() else ""
         offered = list(dict.fromkeys(n for n in names if n.lower() not in chosen and typing.strip().lower() in n.lower()))
         return [app_commands.Choice(name=clip(lead + n, 100), value=(lead + n)[:100]) for n in offered][:25]
+
+    @app_commands.command(name="attack")
+    @app_commands.guild_only()
+    @app_commands.describe(weapon="A weapon you carry (the list shows yours, with to-hit and damage)",
+                           target="Whom you attack: an enemy in the fight or someone here (none: just the rolls)",
+                           advantage="Roll twice and keep the higher (advantage) or the lower (disadvantage)")
+    async def attack(self, interaction: discord.Interaction, weapon: app_commands.Range[str, 1, 40],
+                     target: app_commands.Range[str, 1, 60] | None = None,
+                     advantage: Literal["advantage", "disadvantage"] | None = None) -> None:
+        """Attack with a weapon from your sheet; a hit's damage is dealt (the Game Master sees the result)."""
+        await self.bot.ack_if_busy(interaction)
+        text = await self.bot.engine.player_attack(str(interaction.channel_id), str(interaction.user.id),
+                                                   interaction.user.display_name, weapon, target, advantage)
+        await self.bot.announce(interaction, f"⚔️ {discord.utils.escape_markdown(text)}")
+
+    @attack.autocomplete("weapon")
+    async def weapon_choices(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
+        """The weapons the one typing carries, with their numbers."""
+        try:
+            ch = await self.bot.engine.character(str(interaction.channel_id), str(interaction.user.id))
+        except GameError:
+            return []
+        return [app_commands.Choice(name=clip(profile(ch, w).describe(), 100), value=w.name)
+                for w in carried_weapons(ch) if current.lower() in w.name][:25]
+
+    @attack.autocomplete("target")
+    async def attack_targets(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
+        """Who can be attacked: the fight's combatants still standing (enemies first), else the NPCs here."""
+        try:
+            state = await self.bot.engine.state(str(interaction.channel_id))
+        except GameError:
+            return []
+        me = state.characters.get(str(interaction.user.id))
+        if state.combat.active:
+            names = [p.name for p in sorted(state.combat.order, key=lambda p: p.faction != "enemy")
+                     if participant_hp(state, p)[0] > 0 and (me is None or p.name != me.name)]
+        else:
+            names = [n.name for n in state.present_npcs() if n.hp > 0]
+        return [app_commands.Choice(name=clip(n, 100), value=n[:100]) for n in names
+                if current.lower() in n.lower()][:25]
 
     @app_commands.command(name="quests")
     @app_commands.guild_only()

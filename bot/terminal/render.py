@@ -224,28 +224,46 @@ def _show(ansi: bool, *parts) -> str:
 
 
 def sheet(ch: Character, ansi: bool) -> str:
-    """A character sheet: the numbers that matter in play, the six abilities, and the pack."""
+    """A character sheet: the numbers that matter in play, the six abilities, weapons, features and the pack."""
     from rich.text import Text
 
+    from engine.rules import origins, proficiencies
+    from engine.rules.attacks import profile
+    from engine.rules.equipment import carried_weapons
+    from engine.tools.character import ac_line, sheet_features
+
+    bg = origins.background_of(ch)
     head = Text(f"{ch.name}", style="bold")
-    head.append(f" — level {ch.level} {ch.char_class}", style="")
-    vitals = _table(None, "HP", "AC", "Hit dice", "Conditions")
-    vitals.add_row(f"{ch.hp}/{ch.max_hp}" + (" (down)" if ch.hp == 0 else ""), str(ch.ac),
+    head.append(f" — level {ch.level} {origins.origin(ch)}" + (f", {bg.name}" if bg else ""), style="")
+    vitals = _table(None, "HP", "AC", "Speed", "Hit dice", "Conditions")
+    vitals.add_row(f"{ch.hp}/{ch.max_hp}" + (" (down)" if ch.hp == 0 else ""), ac_line(ch), f"{origins.speed(ch)} ft",
                    f"{ch.hit_dice}d{ch.hit_die}", ", ".join(ch.conditions) or "none")
     names = list(type(ch.abilities).model_fields)
     abilities = _table(None, *(f"{a[:3].upper()}>" for a in names))
     abilities.add_row(*(str(getattr(ch.abilities, a)) for a in names))
     abilities.add_row(*(f"{ch.abilities.mod(a):+d}" for a in names))
+    parts: list[object] = [head, vitals, abilities, Text(proficiencies(ch))]
+    weapons = _table(None, "Weapon", "To hit>", "Damage", "Properties")
+    for w in carried_weapons(ch):
+        attack = profile(ch, w)
+        reach = [f"range {w.range[0]}/{w.range[1]}"] if w.range else []
+        weapons.add_row(w.name, f"{attack.bonus:+d}", f"{attack.damage} {w.type}", ", ".join([*w.properties, *reach]))
+    if weapons.row_count:
+        parts.append(weapons)
+    features = ", ".join(f.name for f in sheet_features(ch))
+    if features:
+        parts.append(Text(f"Features and traits: {features}"))
+    if origins.languages(ch):
+        parts.append(Text(f"Languages: {', '.join(origins.languages(ch))}"))
     pack = _table(None, "Carrying", "Qty>")
     for item in ch.inventory:
         pack.add_row(item.name, str(item.quantity))
     if not ch.inventory:
         pack.add_row("nothing", "")
-    from engine.rules import proficiencies, spells
+    from engine.rules import spells
 
     casting = [Text("\n".join(spells.sheet_lines(ch)))] if spells.sheet_lines(ch) else []
-    return _show(ansi, head, vitals, abilities, Text(proficiencies(ch)), *casting, pack,
-                 Text(f"Coin: {ch.currency.describe()}"))
+    return _show(ansi, *parts, *casting, pack, Text(f"Coin: {ch.currency.describe()}"))
 
 
 def inventory(ch: Character, ansi: bool) -> str:

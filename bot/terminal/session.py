@@ -17,6 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from engine import Engine, GameError, NoGameRunning, ScriptedModel
 from engine.characters import CLASSES
+from engine.rules.data import weapon as weapon_by_name
+from engine.rules.origins import origin
 from engine.content import load_yaml_model
 from engine.rules import spells
 from engine.errors import ConfigError
@@ -32,6 +34,8 @@ HELP = """Type what your character does, or @Name to speak to someone here. Comm
   /roll 2d6 [for X]  roll dice           /sheet        your character sheet
   /check stealth [adv|dis], /save dex     a check or saving throw from your sheet
   /cast fire bolt at Goblin 1 [level 2] [adv|dis]   cast a spell of yours (commas between several targets)
+  /attack longsword [at] Goblin 1 [adv|dis]  attack with a weapon you carry (no target: just the rolls)
+  /levelup [roll]    gain a level (hit points: the average, or roll the hit die)
   /inventory         what you carry      /quests       the quest log
   /rest short|long   rest                /status       where you are, the party, any combat
   /sources on|off    name the lore used  /debug [on|off] the GM's report on its tools
@@ -45,6 +49,8 @@ class ScriptCharacter(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
     name: str
     char_class: str = Field(alias="class")
+    species: str | None = None
+    background: str | None = None
 
 
 class ScriptStep(BaseModel):
@@ -87,7 +93,10 @@ class Terminal:
     def __post_init__(self) -> None:
         self.character_file: Path | None = None  # --character: a JSON file to import for a new character
         self.scores: str | None = None  # --scores: how a new character's ability scores are made
-        self.commands = {"/check": self.cmd_check, "/save": self.cmd_save, "/cast": self.cmd_cast, "/roll": self.cmd_roll, "/sheet": self.cmd_sheet, "/inventory": self.cmd_inventory,
+        self.species: str | None = None  # --species and --background, for a new character
+        self.background: str | None = None
+        self.commands = {"/check": self.cmd_check, "/save": self.cmd_save, "/attack": self.cmd_attack, "/cast": self.cmd_cast,
+                         "/levelup": self.cmd_levelup, "/roll": self.cmd_roll, "/sheet": self.cmd_sheet, "/inventory": self.cmd_inventory,
                          "/quests": self.cmd_quests, "/rest": self.cmd_rest, "/status": self.cmd_status, "/help": self.cmd_help,
                          "/sources": self.cmd_sources, "/debug": self.cmd_debug, "/undo": self.cmd_undo,
                          "/retry": self.cmd_retry, "/new": self.cmd_new}
@@ -132,7 +141,7 @@ class Terminal:
             return
         if self.character_file is not None:
             ch = await self.engine.import_character(self.channel, self.user_id, read_character_file(self.character_file))
-            self.out(f"\n{ch.name} the {ch.char_class} joins the story, from {self.character_file.name}. "
+            self.out(f"\n{ch.name} the {origin(ch)} joins the story, from {self.character_file.name}. "
                      f"(/help lists commands)")
             return
         while True:
@@ -149,14 +158,15 @@ class Terminal:
                 char_class = char_class or (await self.ask(f"Class ({', '.join(CLASSES)}): ")).strip()
             try:
                 ch, made = await self.engine.create_character_scored(self.channel, self.user_id, name, char_class,
-                                                                     scores=self.scores)
+                                                                     scores=self.scores, species=self.species,
+                                                                     background=self.background)
             except GameError as exc:
                 self.out(exc.message)
                 if self.ask is None:
                     raise
                 name = char_class = None
                 continue
-            self.out(f"\n{ch.name} the {ch.char_class} joins the story{f' (ability scores: {made})' if self.scores else ''}. "
+            self.out(f"\n{ch.name} the {origin(ch)} joins the story{f' (ability scores: {made})' if self.scores else ''}. "
                      f"(/help lists commands)")
             return
 
@@ -260,6 +270,7 @@ class Terminal:
         self.out(f"=== {state.title} ===\n")
         self.out(wrap(intro, "  "))
         if self.ask is None and old is not None:  # a script has no keyboard: the same character again
+            self.species, self.background = old.species, old.background
             await self.ensure_character(old.name, old.char_class)
         else:
             await self.ensure_character(None, None)
@@ -307,6 +318,32 @@ class Terminal:
                      "at Aria, Bram.")
             return
         self.out(wrap("✨ " + await self.engine.cast(self.channel, self.user_id, self.user_name, *parsed)))
+
+    async def cmd_attack(self, text: str) -> None:
+        """`/attack light crossbow at Goblin 1 adv`: a weapon you carry (its longest name first), then whom."""
+        words = text.split()
+        mode = {"adv": "advantage", "advantage": "advantage", "dis": "disadvantage",
+                "disadvantage": "disadvantage"}.get(words[-1].lower()) if words else None
+        words = words[:-1] if mode else words
+        if not words:
+            self.out("Say which weapon: /attack longsword Goblin 1 (/sheet lists your weapons).")
+            return
+        cut = next((n for n in range(len(words), 0, -1) if weapon_by_name(" ".join(words[:n])) is not None), 1)
+        target = words[cut:]
+        if target and target[0].lower() in ("at", "on"):
+            target = target[1:]
+        said = await self.engine.player_attack(self.channel, self.user_id, self.user_name, " ".join(words[:cut]),
+                                               " ".join(target) or None, mode)  # type: ignore[arg-type]
+        self.out(wrap(f"⚔️ {said}"))
+
+    async def cmd_levelup(self, how: str) -> None:
+        """`/levelup [roll]`: one level more; hit points by the average, or the hit die rolled."""
+        if how.strip().lower() not in ("", "roll", "average"):
+            self.out("Usage: /levelup (average hit points) or /levelup roll.")
+            return
+        _, gained = await self.engine.level_up(self.channel, self.user_id, self.user_name,
+                                               roll=how.strip().lower() == "roll")
+        self.out(wrap(f"⬆️ {gained.describe()}"))
 
     async def cmd_sheet(self, _: str) -> None:
         self.out(render.sheet(await self.engine.character(self.channel, self.user_id), self.color))
@@ -424,6 +461,9 @@ def read_character_file(path: Path) -> object:
 async def play_script(terminal: Terminal, script: Script, model: ScriptedModel, seed: int | None = None) -> None:
     """Run a script: each step's replies are queued for the scripted model, then its line is played."""
     await terminal.open(script.adventure, seed)
+    if script.character is not None:  # flags given on the command line win
+        terminal.species = terminal.species or script.character.species
+        terminal.background = terminal.background or script.character.background
     await terminal.ensure_character(script.character.name if script.character else None,
                                     script.character.char_class if script.character else None)
     for step in script.steps:

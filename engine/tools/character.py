@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import re
 from typing import Literal
 
@@ -10,6 +11,11 @@ from pydantic import Field, model_validator
 from ..dice import roll as roll_dice
 from ..errors import BadInput, ToolError
 from ..rules import spells
+from ..rules import origins
+from ..rules.attacks import find_weapon, profile, swing
+from ..rules.checks import Mode
+from ..rules.data import rules, weapon as weapon_by_name
+from ..rules.equipment import armor_class, carried_weapons, sync_armor_class
 from ..state import COIN_VALUE, NPC, Character, Item, Participant
 from ..visibility import character_card, require_counterpart
 from .registry import COMBAT, EVERY_AGENT, NARRATIVE, NPC_AGENT, Args, Told, ToolContext, tool
@@ -57,12 +63,30 @@ def get_character(ctx: ToolContext, args: CharacterRef) -> str:
     return character_card(ch, ctx.viewer, character_sheet(ch))
 
 
-def character_sheet(ch: Character) -> str:
+def character_sheet(ch: Character, brief: bool = False) -> str:
+    """The sheet as agents read it; `brief` (the party in every turn's context) leaves out features and traits,
+    which get_character gives."""
     abilities = ", ".join(f"{a[:3].upper()} {getattr(ch.abilities, a)} ({ch.abilities.mod(a):+d})" for a in type(ch.abilities).model_fields)
     items = ", ".join(f"{i.name} ×{i.quantity}" for i in ch.inventory) or "nothing"
-    return (f"{ch.name}, level {ch.level} {ch.char_class}: HP {ch.hp}/{ch.max_hp}, AC {ch.ac}, "
-            f"hit dice {ch.hit_dice}d{ch.hit_die} left. {abilities}. Conditions: {', '.join(ch.conditions) or 'none'}. "
-            f"Carrying: {items}. Coin: {ch.currency.describe()}." + "".join(f" {line}." for line in spells.sheet_lines(ch)))
+    weapons = "; ".join(profile(ch, w).describe() for w in carried_weapons(ch)) or "none"
+    features = "" if brief else f"Features and traits: {', '.join(f.name for f in sheet_features(ch)) or 'none'}. "
+    return (f"{ch.name}, level {ch.level} {origins.origin(ch)}: HP {ch.hp}/{ch.max_hp}, AC {ac_line(ch)}, "
+            f"speed {origins.speed(ch)} ft, hit dice {ch.hit_dice}d{ch.hit_die} left. {abilities}. "
+            f"Conditions: {', '.join(ch.conditions) or 'none'}. Weapons (attack with weapon=): {weapons}. "
+            f"{features}Carrying: {items}. Coin: {ch.currency.describe()}."
+            + "".join(f" {line}." for line in spells.sheet_lines(ch)))
+
+
+def ac_line(ch: Character) -> str:
+    """"16 (chain mail, shield)"; an AC set by hand (an imported sheet's) says so."""
+    worn = armor_class(ch)
+    return worn.describe() if worn.value == ch.ac else f"{ch.ac} (as given)"
+
+
+def sheet_features(ch: Character) -> list:
+    """The class features up to the character's level, then its species traits and background feature."""
+    cls = rules().classes.get(ch.char_class)
+    return [*(cls.features_upto(ch.level) if cls else []), *origins.traits(ch)]
 
 
 class InventoryArgs(Args):
@@ -100,24 +124,32 @@ def modify_inventory(ctx: ToolContext, args: InventoryArgs) -> str:
         how = f" ({'; '.join(change)})" if change else ""
         return f"{ch.name} loses {cost} {args.currency}{how}; purse now {ch.currency.describe()}."
     assert args.item is not None
-    held = ch.item(args.item)
-    if args.quantity < 0:
+    worn = armor_class(ch)
+    try:
+        return _change_items(ch, args.item, args.quantity)
+    finally:
+        sync_armor_class(ch, worn)  # armour that changes hands changes the AC
+
+
+def _change_items(ch: Character, item: str, quantity: int) -> str:
+    held = ch.item(item)
+    if quantity < 0:
         if held is None:
-            raise ToolError(f"{ch.name} has no '{args.item}' (carrying: {', '.join(i.name for i in ch.inventory) or 'nothing'})")
-        if held.quantity < -args.quantity:
-            raise ToolError(f"{ch.name} has only {held.quantity} × {held.name}, cannot take {-args.quantity}")
-        left = held.quantity + args.quantity
+            raise ToolError(f"{ch.name} has no '{item}' (carrying: {', '.join(i.name for i in ch.inventory) or 'nothing'})")
+        if held.quantity < -quantity:
+            raise ToolError(f"{ch.name} has only {held.quantity} × {held.name}, cannot take {-quantity}")
+        left = held.quantity + quantity
         if left == 0:
             ch.inventory.remove(held)
         else:
             held.quantity = left
-        return f"{ch.name} loses {-args.quantity} × {held.name} ({left} left)."
+        return f"{ch.name} loses {-quantity} × {held.name} ({left} left)."
     if held is None:
-        held = Item(name=args.item, quantity=args.quantity)
+        held = Item(name=item, quantity=quantity)
         ch.inventory.append(held)
     else:
-        held.quantity += args.quantity
-    return f"{ch.name} gains {args.quantity} × {held.name} (now {held.quantity})."
+        held.quantity += quantity
+    return f"{ch.name} gains {quantity} × {held.name} (now {held.quantity})."
 
 
 class AttackArgs(Args):
@@ -125,17 +157,27 @@ class AttackArgs(Args):
     target: str = Field(min_length=1, max_length=60)
     weapon: str | None = Field(None, max_length=60)  # for the record, and what the players read
     bonus: int | None = Field(None, ge=-10, le=30)  # to hit; a character's default: proficiency + best of STR/DEX
-    damage: str = Field(min_length=3, max_length=40, pattern=r"^\s*\d{0,2}d\d{1,3}(\s*[+-]\s*\d{1,3})?\s*$")
+    # Needed unless a player character attacks with a weapon they carry: then the sheet gives bonus and damage.
+    damage: str | None = Field(None, min_length=3, max_length=40,
+                               pattern=r"^\s*\d{0,2}d\d{1,3}(\s*[+-]\s*\d{1,3})?\s*$")
     roll: Literal["normal", "advantage", "disadvantage"] = "normal"
 
 
 _DICE_TERM = re.compile(r"(\d*)d(\d+)")
 
 
-@tool(example='<attack attacker="Tamsin" target="Goblin 1" weapon="shortsword" bonus="5" damage="1d6+3"/>',
-      agents={NARRATIVE, COMBAT}, changes_state=True)
+@tool(example='<attack attacker="Tamsin" target="Goblin 1" weapon="shortsword"/> (a player character\'s weapon: '
+              'the sheet gives the numbers); <attack attacker="Goblin 1" target="Tamsin" weapon="scimitar" bonus="4" '
+              'damage="1d6+2"/>', agents={NARRATIVE, COMBAT}, changes_state=True)
 def attack(ctx: ToolContext, args: AttackArgs) -> str:
-    """One attack, resolved by the engine: the to-hit roll against the target's AC, damage only on a hit (a natural 20 doubles the dice), applied to the target."""
+    """One attack, resolved by the engine: the to-hit roll against the target's AC, damage only on a hit (a natural 20 doubles the dice), applied to the target. A player character's weapon takes its numbers from their sheet; anyone else's needs bonus and damage."""
+    sheet = _sheet_weapon(ctx, args)
+    if sheet is not None:
+        mode = None if args.roll == "normal" else args.roll
+        told = weapon_attack(ctx, sheet, args.weapon or "", args.target, mode)
+        return Told(f"{told} (to-hit and damage from {sheet.name}'s sheet)", told.public)
+    if args.damage is None:
+        raise ToolError("give the damage (e.g. 1d6+2), or name a weapon the attacking player character carries")
     attacker = _attacker_name(ctx, args.attacker)
     target = resolve_hp_target(ctx, args.target)
     bonus = args.bonus if args.bonus is not None else _default_bonus(ctx, args.attacker)
@@ -153,6 +195,56 @@ def attack(ctx: ToolContext, args: AttackArgs) -> str:
     kind = "critical hit (damage dice doubled)" if critical else "hit"
     told = f"{head}, {kind}; damage {hurt.expression} → {hurt.total}. {applied}"
     return Told(told, told)  # all of it is the table's: the roll, the hit, the damage, who falls
+
+
+def _sheet_weapon(ctx: ToolContext, args: AttackArgs) -> Character | None:
+    """The attacking player character, when the weapon named is one they carry (None: the given numbers count)."""
+    if args.weapon is None:
+        return None
+    ch = ctx.state.characters.get(ctx.actor_id or "") if args.attacker is None else ctx.state.find_character(args.attacker)
+    found = weapon_by_name(args.weapon)
+    if ch is None or found is None or all(w.name != found.name for w in carried_weapons(ch)):
+        return None
+    return ch
+
+
+def weapon_attack(ctx: ToolContext, ch: Character, weapon: str, target: str | None, mode: Mode = None) -> Told:
+    """An attack with a weapon from `ch`'s sheet at a target (found as update_hp finds one), its damage applied on
+    a hit; with no target, the rolls alone. Ammunition is used up, one piece per shot."""
+    if ch.hp == 0:
+        raise ToolError(f"{ch.name} is down and cannot attack")
+    try:
+        attack_ = profile(ch, find_weapon(ch, weapon))
+    except BadInput as exc:
+        raise ToolError(exc.message.rstrip(".")) from None
+    foe = resolve_hp_target(ctx, target) if target else None
+    if foe is ch:
+        raise ToolError(f"{ch.name} cannot attack themselves")
+    w = attack_.weapon
+    spent = ""
+    if w.ammunition:
+        ammo = ch.item(w.ammunition) or ch.item(w.ammunition.removesuffix("s"))  # "arrows", or a lone "arrow"
+        if ammo is None:
+            raise ToolError(f"{ch.name} has no {w.ammunition} left for the {w.name}")
+        _change_items(ch, ammo.name, -1)
+        spent = f" {ammo.quantity if ammo in ch.inventory else 0} {w.ammunition} left."
+    rolled = swing(attack_, ctx.rng, foe.ac if foe is not None else None, mode)
+    to_hit = f"{rolled.to_hit.expression} → {rolled.to_hit.total}"
+    crit = " (natural 20)" if rolled.critical else " (natural 1)" if rolled.to_hit.natural == 1 else ""
+    damage = rolled.damage
+    if foe is None:
+        assert damage is not None
+        told = (f"{ch.name} attacks with {w.name}: {to_hit} to hit{crit}; damage {damage.expression} → "
+                f"{damage.total} {w.type} if it hits.{spent}")
+        return Told(told, told)
+    head = f"{ch.name} attacks {foe.name} with {w.name}: {to_hit} vs AC {foe.ac}"
+    if damage is None:
+        told = f"{head}, miss{crit}. No damage.{spent}"
+        return Told(told, told)
+    kind = "critical hit (damage dice doubled)" if rolled.critical else "hit"
+    applied = _apply_hp(foe, max(0, damage.total), "damage")
+    told = f"{head}, {kind}; damage {damage.expression} → {damage.total} {w.type}. {applied}{spent}"
+    return Told(told, told)
 
 
 def _attacker_name(ctx: ToolContext, ref: str | None) -> str:
@@ -237,7 +329,10 @@ def resolve_hp_target(ctx: ToolContext, ref: str | None) -> Character | NPC | Pa
     if npc is not None:
         return npc
     names = [c.name for c in ctx.state.characters.values()] + [p.name for p in ctx.state.combat.order if p.hp is not None]
-    raise ToolError(f"no one called '{ref}' has hit points here (try: {', '.join(names) or 'nobody'})")
+    close = difflib.get_close_matches(key, [n.lower() for n in names] + [n.name.lower() for n in ctx.state.present_npcs()],
+                                      n=1, cutoff=0.6)
+    hint = f"did you mean {close[0]}? " if close else ""
+    raise ToolError(f"no one called '{ref}' has hit points here ({hint}try: {', '.join(names) or 'nobody'})")
 
 
 class RestArgs(Args):
@@ -307,4 +402,4 @@ def long_rest(ctx: ToolContext, args: RestArgs) -> str:
 
 
 __all__ = ["roll", "get_character", "modify_inventory", "update_hp", "short_rest", "long_rest", "character_sheet",
-           "resolve_hp_target"]
+           "resolve_hp_target", "weapon_attack", "ac_line", "sheet_features"]

@@ -1,0 +1,112 @@
+"""Weapon attacks from the sheet (SRD 5.1, CC-BY-4.0): the ability and proficiency behind the to-hit roll, the
+damage dice, and the roll against a target's AC (a natural 20 hits and doubles the dice, a natural 1 misses)."""
+
+from __future__ import annotations
+
+import difflib
+import random
+import re
+from dataclasses import dataclass
+
+from ..dice import Roll, roll
+from ..errors import BadInput
+from ..state import Character
+from . import data
+from .checks import Mode, proficiency_bonus
+from .data import Weapon
+from .equipment import carried_weapons, proficient
+
+_DICE_TERM = re.compile(r"(\d*)d(\d+)")
+
+
+@dataclass(frozen=True)
+class Attack:
+    """One weapon in one character's hands."""
+
+    weapon: Weapon
+    ability: str
+    proficient: bool
+    bonus: int  # to hit
+    damage: str  # "1d8+3"
+
+    def describe(self) -> str:
+        """"longsword +5, 1d8+3 slashing"."""
+        reach = f", range {self.weapon.range[0]}/{self.weapon.range[1]} ft" if self.weapon.range else ""
+        return f"{self.weapon.name} {self.bonus:+d}, {self.damage} {self.weapon.type}{reach}"
+
+
+def damage_expression(dice: str, bonus: int) -> str:
+    return f"{dice}{bonus:+d}" if bonus else dice
+
+
+def critical(expression: str) -> str:
+    """The same damage with every die doubled: 1d8+3 → 2d8+3."""
+    return _DICE_TERM.sub(lambda m: f"{2 * int(m.group(1) or 1)}d{m.group(2)}", expression)
+
+
+def profile(ch: Character, weapon: Weapon) -> Attack:
+    """The to-hit bonus and damage of `weapon` for `ch`: STR for melee, DEX for ranged, the better of the two for
+    finesse weapons (and a monk's martial-arts weapons); the proficiency bonus when trained; a versatile weapon
+    in two hands when no shield is carried."""
+    strength, dexterity = ch.abilities.mod("strength"), ch.abilities.mod("dexterity")
+    cls = data.rules().classes.get(ch.char_class)
+    monk_weapon = (cls is not None and cls.martial_arts and
+                   (weapon.name == "shortsword" or (weapon.category == "simple" and weapon.kind == "melee"
+                                                    and not weapon.has("two-handed") and not weapon.has("heavy"))))
+    if weapon.kind == "ranged" and not weapon.has("finesse"):
+        ability = "dexterity"
+    elif weapon.has("finesse") or monk_weapon:
+        ability = "dexterity" if dexterity > strength else "strength"
+    else:
+        ability = "strength"
+    trained = proficient(ch, weapon)
+    mod = ch.abilities.mod(ability)
+    shield = any(a is not None and a.category == "shield" for a in (data.armor(i.name) for i in ch.inventory))
+    dice = weapon.versatile if weapon.versatile and not shield else weapon.damage
+    return Attack(weapon, ability, trained, mod + (proficiency_bonus(ch.level) if trained else 0),
+                  damage_expression(dice, mod))
+
+
+def find_weapon(ch: Character, name: str) -> Weapon:
+    """A weapon the character carries, by name; BadInput says what they carry instead."""
+    carried = carried_weapons(ch)
+    wanted = data.weapon(name)
+    if wanted is not None and any(w.name == wanted.name for w in carried):
+        return wanted
+    names = [w.name for w in carried]
+    if wanted is not None:
+        raise BadInput(f"{ch.name} carries no {wanted.name}. Weapons carried: {', '.join(names) or 'none'}.")
+    close = difflib.get_close_matches(" ".join(name.lower().split()), names, n=1, cutoff=0.6)
+    hint = f" Did you mean {close[0]}?" if close else ""
+    raise BadInput(f"'{name}' is not a weapon {ch.name} carries.{hint} Weapons carried: {', '.join(names) or 'none'}.")
+
+
+@dataclass(frozen=True)
+class Swing:
+    """An attack rolled: the to-hit roll, against an AC when there is a target, and the damage rolled."""
+
+    attack: Attack
+    to_hit: Roll
+    ac: int | None
+    damage: Roll | None  # None: it missed
+
+    @property
+    def critical(self) -> bool:
+        return self.to_hit.natural == 20
+
+    @property
+    def hit(self) -> bool | None:
+        """Whether it hits (None: no target, so no AC to beat)."""
+        if self.ac is None:
+            return None
+        return self.critical or (self.to_hit.natural != 1 and self.to_hit.total >= self.ac)
+
+
+def swing(attack: Attack, rng: random.Random, ac: int | None = None, mode: Mode = None) -> Swing:
+    """Roll the attack and its damage (the damage counts only on a hit; with no target both are reported)."""
+    suffix = {"advantage": " adv", "disadvantage": " dis"}.get(mode or "", "")
+    to_hit = roll(f"1d20{attack.bonus:+d}{suffix}", rng)
+    hit = ac is None or to_hit.natural == 20 or (to_hit.natural != 1 and to_hit.total >= ac)
+    expression = critical(attack.damage) if to_hit.natural == 20 else attack.damage
+    damage = roll(expression, rng) if hit else None
+    return Swing(attack, to_hit, ac, damage)

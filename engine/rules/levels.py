@@ -1,0 +1,89 @@
+"""Hit points by level and levelling up (SRD 5.1, CC-BY-4.0): the hit die's maximum at 1st level, then its
+average (or a roll) plus the CON modifier each level; one more hit die; the class features of the new level."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+from ..dice import roll
+from ..errors import BadInput
+from ..state import Character
+from . import data, spells
+from .checks import proficiency_bonus
+from .data import Feature
+
+MAX_LEVEL = 20
+
+
+def average(hit_die: int) -> int:
+    """The fixed hit points per level the SRD offers instead of a roll: half the die, plus one."""
+    return hit_die // 2 + 1
+
+
+def extra_hp(ch: Character) -> int:
+    """Hit points each level from the species (a hill dwarf's toughness) and the class (draconic resilience)."""
+    cls = data.rules().classes.get(ch.char_class)
+    sp = data.rules().species.get(ch.species) if ch.species else None
+    return (cls.hp_per_level if cls else 0) + (sp.hp_per_level if sp else 0)
+
+
+def max_hit_points(hit_die: int, con: int, level: int, extra: int = 0) -> int:
+    """The hit die's maximum + CON at 1st level, and the average + CON (at least 1) at each level after."""
+    return max(1, hit_die + con + extra) + (level - 1) * (max(1, average(hit_die) + con) + extra)
+
+
+@dataclass(frozen=True)
+class LevelUp:
+    name: str
+    level: int
+    gained: int  # hit points
+    how: str  # "average 6, CON +2" or "rolled 1d10 → 4, CON +2"
+    max_hp: int
+    proficiency: int
+    proficiency_rose: bool
+    features: list[Feature]
+    learned: list[str] = field(default_factory=list)  # cantrips and spells the class's picks add at this level
+    slots: str = ""  # the spell slots the new level gives, when they changed
+
+    def describe(self) -> str:
+        """The line the table and the GM read."""
+        text = f"{self.name} reaches level {self.level}: +{self.gained} HP ({self.how}), max HP {self.max_hp}"
+        if self.proficiency_rose:
+            text += f", proficiency bonus +{self.proficiency}"
+        if self.features:
+            text += ". New: " + "; ".join(f"{f.name} ({f.text.rstrip('.')})" for f in self.features)
+        if self.learned:
+            text += ". Learns " + ", ".join(self.learned)
+        if self.slots:
+            text += f". Spell slots: {self.slots}"
+        return text + "."
+
+
+def level_up(ch: Character, rng: random.Random, rolled: bool = False) -> LevelUp:
+    """Raise `ch` one level, in place: hit points by the average (or the hit die rolled with `rng`, at least 1
+    in all) plus CON, one more hit die; returns what changed."""
+    if ch.level >= MAX_LEVEL:
+        raise BadInput(f"{ch.name} is already level {MAX_LEVEL}, the highest there is.")
+    con, extra = ch.abilities.mod("constitution"), extra_hp(ch)
+    if rolled:
+        die = roll(f"1d{ch.hit_die}", rng)
+        base, how = die.total, f"rolled 1d{ch.hit_die} → {die.total}"
+    else:
+        base, how = average(ch.hit_die), f"average {average(ch.hit_die)}"
+    how += f", CON {con:+d}" + (f", +{extra} {'toughness' if extra == 1 else 'extra'}" if extra else "")
+    gained = max(1, base + con) + extra
+    before = proficiency_bonus(ch.level)
+    ch.level += 1
+    ch.max_hp += gained
+    if ch.hp > 0:  # someone down stays down until healed: the new hit points are their maximum's
+        ch.hp += gained
+    ch.hit_dice = min(ch.level, ch.hit_dice + 1)
+    cls = data.rules().classes.get(ch.char_class)
+    features = cls.features_at(ch.level) if cls else []
+    slots_before = spells.slots_for(ch.char_class, ch.level - 1)
+    learned = spells.learn_new_spells(ch)  # the slots themselves follow the level: new ones are there at once
+    slots = spells.slots_for(ch.char_class, ch.level)
+    shown = ", ".join(f"{spells.ordinal(n)} {k}" for n, k in sorted(slots.items()) if k) if slots != slots_before else ""
+    return LevelUp(ch.name, ch.level, gained, how, ch.max_hp, proficiency_bonus(ch.level),
+                   proficiency_bonus(ch.level) > before, features, learned, shown)
