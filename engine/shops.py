@@ -155,9 +155,10 @@ def sell(state: GameState, ch: Character, shop: Shop, ref: str, quantity: int) -
     paid = listed.cp() * quantity * shop.buy_rate // 100
     if paid == 0:
         raise ToolError(f"{held.name} is worth nothing to {shop.name}")
-    held.quantity -= quantity
-    if held.quantity == 0:
+    if held.quantity == quantity:
         ch.inventory.remove(held)
+    else:
+        held.quantity -= quantity
     _add_coins(ch, paid)
     if entry is not None and entry.quantity is not None:
         entry.quantity += quantity
