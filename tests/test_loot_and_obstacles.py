@@ -26,7 +26,7 @@ def test_winning_an_encounter_hands_out_its_loot_once(state):
     told = win_wreckers_fight(state)
     aria, bram = state.characters["u1"], state.characters["u2"]
     assert "Loot: the party shares 34 gp, 60 sp (Aria 17 gp, 30 sp; Bram 17 gp, 30 sp)" in told
-    assert "Aria takes 1 × silver locket, 1 × potion of healing, 1 × iron grate key" in told
+    assert "Aria takes 1 × silver locket, 1 × healing potion, 1 × iron grate key" in told
     assert aria.item("iron grate key") is not None and bram.item("silver locket") is None
     assert state.encounters["wreckers-ambush"].looted
     purses = (aria.currency.model_copy(), bram.currency.model_copy())

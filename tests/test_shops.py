@@ -23,10 +23,11 @@ def at_chandlery(state: GameState, gp: int = 60) -> GameState:
 def test_buying_takes_the_listed_price_moves_the_goods_and_lowers_the_stock(state):
     at_chandlery(state)
     ctx = ctx_for(state)
-    result = call(ctx, '<buy item="potion of healing"/>')
     aria = state.characters["u1"]
+    carried = aria.item("healing potion").quantity  # a fighter starts with one
+    result = call(ctx, '<buy item="healing potion"/>')
     assert result.ok, result.observation
-    assert aria.item("potion of healing").quantity == 1 and aria.currency.total_cp() == 1000  # 60 gp - 50 gp
+    assert aria.item("healing potion").quantity == carried + 1 and aria.currency.total_cp() == 1000  # 60 gp - 50 gp
     assert next(e for e in state.shops["harrow-chandlery"].stock if e.item == "potion-of-healing").quantity == 2
     assert "for 50 gp" in result.observation and "2 left" in result.observation
     assert result.meta["public"] == result.observation  # every number of it is the engine's, for the table
@@ -57,12 +58,12 @@ def test_a_shop_that_does_not_haggle_refuses_any_other_price(state):
 
 def test_refusals_change_nothing(state):
     ctx = ctx_for(state)
-    failing(ctx, '<buy item="potion of healing"/>', "no shop here")  # on the quay
+    failing(ctx, '<buy item="healing potion"/>', "no shop here")  # on the quay
     at_chandlery(state, gp=10)
-    failing(ctx, '<buy item="potion of healing"/>', "cannot pay 50 gp", "10 gp")
+    failing(ctx, '<buy item="healing potion"/>', "cannot pay 50 gp", "10 gp")
     state.characters["u1"].currency = Currency(gp=500)
-    failing(ctx, '<buy item="potion of healing" quantity="4"/>', "only 3")
-    failing(ctx, '<buy item="spyglass"/>', "does not sell 'spyglass'", "potion of healing")
+    failing(ctx, '<buy item="healing potion" quantity="4"/>', "only 3")
+    failing(ctx, '<buy item="spyglass"/>', "does not sell 'spyglass'", "healing potion")
     failing(ctx, '<buy item="rope" quantity="0"/>', "quantity")
     state.npcs["pell-harrow"].hp = 0
     failing(ctx, '<buy item="torch"/>', "Pell Harrow", "unconscious")
@@ -74,8 +75,8 @@ def test_refusals_change_nothing(state):
 def test_sold_out_stays_sold_out(state):
     at_chandlery(state, gp=500)
     ctx = ctx_for(state)
-    assert call(ctx, '<buy item="potion of healing" quantity="3"/>').ok
-    failing(ctx, '<buy item="potion of healing"/>', "no potion of healing left")
+    assert call(ctx, '<buy item="healing potion" quantity="3"/>').ok
+    failing(ctx, '<buy item="healing potion"/>', "no healing potion left")
 
 
 def test_selling_pays_the_buy_rate_and_restocks(state):
@@ -85,8 +86,8 @@ def test_selling_pays_the_buy_rate_and_restocks(state):
     call(ctx, '<modify_inventory item="silver locket" quantity="1"/>')
     sold = call(ctx, '<sell item="silver locket"/>')
     assert sold.ok and aria.item("silver locket") is None and aria.currency.gp == 12 and aria.currency.sp == 5
-    call(ctx, '<modify_inventory item="potion of healing" quantity="1"/>')
-    assert call(ctx, '<sell item="potion of healing"/>').ok
+    call(ctx, '<modify_inventory item="healing potion" quantity="1"/>')
+    assert call(ctx, '<sell item="healing potion"/>').ok
     assert next(e for e in state.shops["harrow-chandlery"].stock if e.item == "potion-of-healing").quantity == 4
     call(ctx, '<modify_inventory item="lucky pebble" quantity="1"/>')
     failing(ctx, '<sell item="lucky pebble"/>', "only things with a price")
@@ -116,7 +117,7 @@ def test_the_gm_and_the_keeper_see_the_stock_and_prices_only_where_the_shop_is(s
     at_chandlery(state)
     gm = game_context(state, AgentType.NARRATIVE, "u1")
     assert "## Shop here: Harrow's Chandlery, kept by Pell Harrow" in gm
-    assert "potion of healing (potion-of-healing): 50 gp each, 3 left, no less than 45 gp after haggling" in gm
+    assert "healing potion (potion-of-healing): 50 gp each, 3 left, no less than 45 gp after haggling" in gm
     assert "Sell with buy" in gm and "buy back with sell" in gm
     keeper = game_context(state, NPC, "u1", state.npcs["pell-harrow"])
     assert "## Your shop: Harrow's Chandlery" in keeper and "hooded lantern (hooded-lantern): 5 gp each, 4 left" in keeper
@@ -152,7 +153,7 @@ async def test_a_refused_purchase_writes_nothing(table):
     session = await table.engine.session(CHANNEL)
     said = len(await table.store.messages(session.id, limit=50))
     with pytest.raises(BadInput, match="Aria cannot pay 50 gp"):
-        await table.engine.trade(CHANNEL, "u1", "bob", "potion of healing")
+        await table.engine.trade(CHANNEL, "u1", "bob", "healing potion")
     with pytest.raises(BadInput, match="Buy or sell 1 to 100"):
         await table.engine.trade(CHANNEL, "u1", "bob", "torch", 0)
     assert (await table.state()).model_dump() == session.state.model_dump()

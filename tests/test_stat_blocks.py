@@ -78,7 +78,7 @@ def test_the_gm_plans_encounters_with_their_numbers_and_loot(state):
     text = game_context(state, AgentType.NARRATIVE, "u1")
     assert "2× Gray Oar Smuggler (AC 12, HP 11, CR 1/8: Rusty cutlass +3 to hit" in text
     assert "Corran Vey (corran-vey: AC 14, HP 22/22)" in text
-    assert "Loot when won: 34 gp, 60 sp, 1 × silver locket, 1 × potion of healing, 1 × iron grate key." in text
+    assert "Loot when won: 34 gp, 60 sp, 1 × silver locket, 1 × healing potion, 1 × iron grate key." in text
 
 
 def test_a_game_stored_before_stat_blocks_shops_and_loot_still_loads(state):

@@ -27,7 +27,7 @@ def _shop(ctx: ToolContext, ref: str | None) -> shops.Shop:
     return shops.find_shop(ctx.state, ref, ctx.npc_id if ctx.viewer.npc else None)
 
 
-@tool(example='<buy item="potion of healing" quantity="2"/>; after haggling <buy item="lantern" price="4 gp"/>',
+@tool(example='<buy item="healing potion" quantity="2"/>; after haggling <buy item="lantern" price="4 gp"/>',
       agents={NARRATIVE, NPC_AGENT}, changes_state=True, body="item")
 def buy(ctx: ToolContext, args: BuyArgs) -> str:
     """A player character buys from a shop here: the engine takes the price from the shop's list (or an agreed
