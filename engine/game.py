@@ -270,7 +270,7 @@ class Engine:
                 deal = trading.sell if selling else trading.buy
                 text = deal(state, character, where, item, quantity)
             except ToolError as exc:  # nothing is written: the half-changed state is dropped
-                said = str(exc).split(". Nothing was bought")[0]
+                said = str(exc)
                 raise BadInput(said[:1].upper() + said[1:] + ".") from None
             lines.append(Message(channel_id=channel_id, author_id=owner_id, author_name=author_name,
                                  agent=AgentType.PLAYER, text=text, witnesses=list(state.party.npc_ids)))

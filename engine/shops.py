@@ -123,7 +123,7 @@ def buy(state: GameState, ch: Character, shop: Shop, ref: str, quantity: int, ag
     cost = unit.cp() * quantity
     if ch.currency.total_cp() < cost:
         raise ToolError(f"{ch.name} cannot pay {coins_worth(cost)} for {quantity} × {info.name}: the purse holds only "
-                        f"{ch.currency.describe()}. Nothing was bought; the narration must say so")
+                        f"{ch.currency.describe()}")
     change = ch.currency.pay(unit.coin, unit.amount * quantity)
     _give(ch, info.name, quantity)
     if entry.quantity is not None:
