@@ -7,6 +7,8 @@ import discord
 from engine.rules import origins, proficiencies, spells
 from engine.rules.attacks import profile
 from engine.rules.equipment import carried_weapons
+from engine.shops import closed_because, shop_heading, shops_here, stock_lines
+
 from engine.state import Character, GameState
 from engine.tools.character import ac_line, sheet_features
 from engine.tools.combat import tracker_rows
@@ -96,4 +98,20 @@ def status_embed(state: GameState) -> discord.Embed:
     if active:
         embed.add_field(name="Quests", value=clip("\n".join(active), 1024), inline=False)
     embed.set_footer(text=f"Turn {state.turn}" + (" · in combat" if state.combat.active else ""))
+    return embed
+
+
+def shop_embed(state: GameState) -> discord.Embed:
+    """The shops where the party is: their stock, prices and what is left, as players may see them."""
+    here = shops_here(state)
+    if not here:
+        return discord.Embed(title="No shop here", colour=COLOUR,
+                             description=f"Nobody sells anything at {clip(state.location().name, 200)}.")
+    embed = discord.Embed(title=clip(state.location().name, 256), colour=COLOUR)
+    for shop in here[:10]:
+        closed = closed_because(state, shop)
+        lines = "\n".join(f"• {line}" for line in stock_lines(state, shop)) or "Nothing on the shelves."
+        how = f"*Closed: {closed}.*" if closed else "`/buy item [quantity]`" + (" · `/sell item`" if shop.buys else "")
+        embed.add_field(name=clip(shop_heading(state, shop), 256), value=clip(lines, 1000 - len(how)) + "\n" + how,
+                        inline=False)
     return embed

@@ -10,7 +10,8 @@ import yaml
 from pydantic import BaseModel, Field, ValidationError
 
 from .errors import ConfigError, GameError
-from .state import NPC, Encounter, GameState, Location, Model, Party, Quest
+from .rules import SKILLS, ability_of
+from .state import NPC, Encounter, GameState, ItemInfo, Location, Model, Party, Quest, Shop
 from .validation import describe_validation, problems
 
 
@@ -25,6 +26,8 @@ class Adventure(Model):
     npcs: list[NPC] = Field(default_factory=list)
     quests: list[Quest] = Field(default_factory=list)
     encounters: list[Encounter] = Field(default_factory=list)
+    items: list[ItemInfo] = Field(default_factory=list)
+    shops: list[Shop] = Field(default_factory=list)
 
     def check_references(self) -> list[str]:
         """Every broken cross-reference, as a sentence naming both ends."""
@@ -42,6 +45,8 @@ class Adventure(Model):
             locations={loc.id: loc.model_copy(deep=True) for loc in self.locations},
             quests={q.id: q.model_copy(deep=True) for q in self.quests},
             encounters={e.id: e.model_copy(deep=True) for e in self.encounters},
+            items={i.id: i.model_copy(deep=True) for i in self.items},
+            shops={s.id: s.model_copy(deep=True) for s in self.shops},
         )
 
 
@@ -56,7 +61,8 @@ def references(raw: dict[str, Any]) -> list[str]:
         return {i["id"] for i in items(key) if isinstance(i.get("id"), str)}
 
     problems: list[str] = []
-    for kind, key in (("location", "locations"), ("npc", "npcs"), ("quest", "quests"), ("encounter", "encounters")):
+    for kind, key in (("location", "locations"), ("npc", "npcs"), ("quest", "quests"), ("encounter", "encounters"),
+                      ("item", "items"), ("shop", "shops")):
         seen: set[str] = set()
         for item in items(key):
             ident = item.get("id")
@@ -94,6 +100,60 @@ def references(raw: dict[str, Any]) -> list[str]:
         where = enc.get("location")
         if isinstance(where, str) and where not in locations:
             problems.append(f"encounter '{enc.get('id')}' is at unknown location '{where}'" + _suggest(where, locations))
+        for npc_id in enc.get("npcs") or []:
+            if isinstance(npc_id, str) and npc_id not in npcs:
+                problems.append(f"encounter '{enc.get('id')}' has unknown npc '{npc_id}' among its foes" + _suggest(npc_id, npcs))
+    return problems + _goods_problems(raw, items, locations, npcs) + _obstacle_problems(items("locations"))
+
+
+def _goods_problems(raw: dict[str, Any], items: Any, locations: set[str], npcs: set[str]) -> list[str]:
+    """Shops and loot: each names items, places and keepers that exist, and every thing a shop sells has a price."""
+    catalog = {i["id"]: i for i in items("items") if isinstance(i.get("id"), str)}
+    problems: list[str] = []
+    for shop in items("shops"):
+        sid, where, keeper = shop.get("id"), shop.get("location"), shop.get("keeper")
+        if isinstance(where, str) and where not in locations:
+            problems.append(f"shop '{sid}' is at unknown location '{where}'" + _suggest(where, locations))
+        if isinstance(keeper, str) and keeper not in npcs:
+            problems.append(f"shop '{sid}' is kept by unknown npc '{keeper}'" + _suggest(keeper, npcs))
+        seen: set[str] = set()
+        for entry in [e for e in shop.get("stock") or [] if isinstance(e, dict)]:
+            ref = entry.get("item")
+            if not isinstance(ref, str):
+                continue
+            if ref in seen:
+                problems.append(f"shop '{sid}' lists item '{ref}' twice")
+            seen.add(ref)
+            if ref not in catalog:
+                problems.append(f"shop '{sid}' sells unknown item '{ref}'" + _suggest(ref, set(catalog)))
+            elif entry.get("price") is None and catalog[ref].get("price") is None:
+                problems.append(f"shop '{sid}' sells item '{ref}' without a price: give it one here or in items")
+    holders = [(f"encounter '{e.get('id')}'", e) for e in items("encounters")]
+    holders += [(f"secret '{s.get('id')}'", s) for loc in items("locations") for s in loc.get("secrets") or []
+                if isinstance(s, dict)]
+    for who, holder in holders:
+        loot = holder.get("loot")
+        for entry in loot.get("items") or [] if isinstance(loot, dict) else []:
+            ref = entry.get("item") if isinstance(entry, dict) else None
+            if isinstance(ref, str) and ref not in catalog:
+                problems.append(f"the loot of {who} names unknown item '{ref}'" + _suggest(ref, set(catalog)))
+    return problems
+
+
+def _obstacle_problems(locations: list[dict[str, Any]]) -> list[str]:
+    """A check's skill must be a skill or an ability, and an exit with a DC must have something that closes it."""
+    problems: list[str] = []
+    for loc in locations:
+        lid = loc.get("id")
+        things = [(f"secret '{s.get('id')}' of '{lid}'", s) for s in loc.get("secrets") or [] if isinstance(s, dict)]
+        things += [(f"exit '{lid}' -> '{e.get('to')}'", e) for e in loc.get("exits") or [] if isinstance(e, dict)]
+        for what, thing in things:
+            skill = thing.get("skill")
+            if isinstance(skill, str) and " ".join(skill.lower().split()) not in SKILLS and ability_of(skill) is None:
+                problems.append(f"{what} has skill '{skill}', which is neither a skill nor an ability"
+                                + _suggest(skill.lower(), set(SKILLS)))
+            if "to" in thing and thing.get("dc") is not None and thing.get("requires") is None:
+                problems.append(f"{what} has a dc but nothing closes it: give it 'requires' (a flag or a secret)")
     return problems
 
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from .agents import label
 from .models import ChatMessage
-from .state import NPC, AgentType, GameState, Message
+from .shops import closed_because, shop_heading, shops_here, stock_lines
+from .state import NPC, AgentType, Encounter, GameState, Loot, Message, Shop
 from .tags import escape
 from .tools.character import character_sheet
-from .tools.combat import tracker
+from .tools.combat import stat_block_attacks, tracker
 from .tools.quests import quest_line
 from .visibility import GM, Viewer, describe_location, here, recall, visible_history
 
@@ -77,15 +78,44 @@ def game_context(state: GameState, agent: AgentType, actor_id: str | None, npc: 
         if offered:
             text += "\nOffered, not yet accepted: " + escape("; ".join(offered))
         parts.append("## Quests\n" + text)
-    encounters = [f"{e.id}: {e.name} ({', '.join(f'{t.count}× {t.name}' for t in e.enemies)})"
-                  for e in state.encounters.values() if e.location == loc.id]
+    for shop in shops_here(state):
+        parts.append(_shop_section(state, shop, "## Shop here: "))
+    encounters = [_encounter_line(state, e) for e in state.encounters.values() if e.location == loc.id]
     if encounters and not state.combat.active:
         parts.append("## Encounters that can happen here (GM only)\n" + escape("\n".join(encounters)))
     if state.combat.active:
-        enemies = [f"{p.name}: {p.attacks}" for p in state.combat.order if p.faction == "enemy" and p.attacks]
-        parts.append("## Combat\n" + escape(tracker(state)) + ("\nEnemy attacks: " + escape("; ".join(enemies)) if enemies else ""))
+        attacks = [f"{p.name}: {'; '.join(a.line() for a in stat_block_attacks(state, p)) or p.attacks}"
+                   for p in state.combat.order if p.faction != "player" and (p.attacks or stat_block_attacks(state, p))]
+        parts.append("## Combat\n" + escape(tracker(state)) + ("\nAttacks (by stat block: name one as weapon, the "
+                     "engine rolls it): " + escape(" | ".join(attacks)) if attacks else ""))
     parts.extend(_shared_tail(state, actor_id, GM, include_summary=True))
     return "\n\n".join(parts)
+
+
+def _encounter_line(state: GameState, e: Encounter) -> str:
+    """An encounter as the GM plans it: its foes with their numbers, and what winning it gives."""
+    foes = [f"{t.count}× {t.name} (AC {t.ac}, HP {t.hp}{', CR ' + t.cr if t.cr else ''}"
+            f"{': ' + '; '.join(a.line() for a in t.actions) if t.actions else ''})" for t in e.enemies]
+    foes += [f"{n.name} ({n.id}: AC {n.ac}, HP {n.hp}/{n.max_hp})" for n in (state.npcs.get(i) for i in e.npcs)
+             if n is not None and n.location == e.location and n.hp > 0]
+    loot = "" if e.loot is None or e.looted else f" Loot when won: {loot_line(state, e.loot)}."
+    return f"{e.id}: {e.name}: {', '.join(foes)}.{loot}"
+
+
+def loot_line(state: GameState, loot: Loot) -> str:
+    things = [f"{i.quantity} × {state.items[i.item].name if i.item in state.items else i.item}" for i in loot.items]
+    return ", ".join(([loot.coins.describe()] if loot.coins.total_cp() else []) + things) or "nothing"
+
+
+def _shop_section(state: GameState, shop: Shop, title: str) -> str:
+    """A shop's stock and prices as the seller sees them: sales go through buy and sell, at these prices."""
+    why = closed_because(state, shop)
+    rules = ("Sell with buy (the engine charges the listed price"
+             + (f"; you may agree to at most {shop.haggle}% off with its price argument" if shop.haggle else "; no haggling")
+             + ")" + (", buy back with sell" if shop.buys else "") + "; never modify_inventory for these goods.")
+    lines = [f"- {line}" for line in stock_lines(state, shop, gm=True)] or ["- nothing in stock"]
+    return (f"{title}{escape(shop_heading(state, shop))}, id {shop.id}\n" + escape("\n".join(lines)) + "\n"
+            + (f"Closed now: {escape(why)}." if why else rules))
 
 
 def _party(state: GameState) -> str:
@@ -126,6 +156,8 @@ def _npc_context(state: GameState, npc: NPC, actor_id: str | None) -> str:
     if secrets:
         parts.append("## Secrets you know (reveal with discover_secret only if you choose to tell)\n"
                      + "\n".join(f"- {s.id}: {escape(s.text)}" + (" (the party already knows)" if s.discovered else "") for s in secrets))
+    for shop in [s for s in shops_here(state) if s.keeper == npc.id]:
+        parts.append(_shop_section(state, shop, "## Your shop: "))
     mine = [q for q in state.quests.values() if q.giver == npc.id]
     if mine:
         parts.append("## Your quests\n" + "\n".join(f"- {escape(quest_line(q))}" for q in mine))

@@ -25,6 +25,7 @@ from . import prompts
 from .loop import AgentRun, Limits, run_agent
 from .models import ChatMessage, ModelRequest
 from .rules import HEALING_POTIONS, SKILLS
+from .shops import shops_here
 from .state import ABILITIES, AgentType, GameState
 from .suggestions import Suggestion, suggest
 from .tags import escape
@@ -44,6 +45,7 @@ FREE_TEXT = r"^[A-Za-z][A-Za-z' -]{0,38}[A-Za-z]$"
 WORTH: dict[str, tuple[str, ...]] = {
     "modify_inventory": ("item", "quantity"), "update_hp": ("amount", "kind", "target"), "attack": ("target",),
     "start_combat": ("encounter",), "ability_check": ("dc",), "saving_throw": ("dc",), "roll": ("reason",),
+    "buy": ("quantity",), "sell": ("quantity",),
 }
 HEADING = "## What happens this turn (the engine has done it: narrate it, with these numbers)"
 
@@ -92,10 +94,15 @@ def _field(tool: str, name: str, ctx: ToolContext, hint: Suggestion, text: str) 
         if tool == "attack":
             return _names([p for p in fighters if p != (actor.name if actor else None)] or [n.name for n in here])
         return _names([*(c.name for c in state.characters.values()), *fighters, *(n.name for n in here)])
+    if name == "item" and tool == "buy":  # what the shops here stock, the one the message names first
+        stock = [state.items[e.item].name for s in shops_here(state) for e in s.stock if e.item in state.items]
+        return _names(_named(stock, text) or stock)
+    if name == "quantity" and tool in ("buy", "sell"):
+        return {"type": "integer", "minimum": 1, "maximum": 20}
     if name == "item":
         carried = [i.name for i in actor.inventory] if actor else []
-        named = [c for c in carried if c.lower() in text or c.lower().split()[-1] in text.split()]
-        giving = int(hint.args.get("quantity", "1") or 1) < 0 or tool not in ("modify_inventory",)
+        named = _named(carried, text)
+        giving = int(hint.args.get("quantity", "1") or 1) < 0 or tool != "modify_inventory"  # sell, use, give
         return _names(named or carried) if giving and carried else {"type": "string", "pattern": FREE_TEXT}
     if name == "quantity":
         return {"type": "integer", "minimum": -20, "maximum": 20}
@@ -136,6 +143,14 @@ def _field(tool: str, name: str, ctx: ToolContext, hint: Suggestion, text: str) 
     if name in ("reason", "outcome", "weapon"):
         return {"type": "string", "pattern": r"^[A-Za-z][A-Za-z' ,-]{0,58}[A-Za-z]$"}
     return None
+
+
+def _named(names: list[str], text: str) -> list[str]:
+    """The names whose words the message uses ("a coil of rope" names "hempen rope (50 feet)"), most words first."""
+    said = set(re.findall(r"[a-z']{4,}", text))
+    scored = [(len(said & set(re.findall(r"[a-z']{4,}", n.lower()))), n) for n in names]
+    best = max((score for score, _ in scored), default=0)
+    return [n for score, n in scored if score and score == best]
 
 
 def _loosened(spec: dict[str, Any]) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from typing import Any, AsyncIterator, Awaitable, Callable, Mapping, TypeVar
 import structlog
 
 from . import limits, rules, server_settings, summary, turn
+from . import shops as trading
 from .rules import levels
 from .characters import ability_scores, import_character, make_character
 from .config import EngineConfig
@@ -24,7 +25,8 @@ from .lore.index import LoreIndex
 from .models import ModelClient, ModelRequest
 from .orchestrator import Route
 from .server_settings import ServerSettings
-from .state import AgentType, Character, GameState, Message
+from .shops import find_shop, shops_here
+from .state import AgentType, Character, GameState, Message, Shop
 from .store import LastTurn, Session, Store
 from .suggestions import Suggestion
 from .tools import ToolContext
@@ -266,6 +268,38 @@ class Engine:
                               deps=self.deps)
             text = cast(ctx, state.characters[owner_id], spell, target, level, mode)
             state.turn += 1
+            lines.append(Message(channel_id=channel_id, author_id=owner_id, author_name=author_name,
+                                 agent=AgentType.PLAYER, text=text, witnesses=list(state.party.npc_ids)))
+            return text
+
+        return await self._write(channel_id, change)
+
+    # -- shops ------------------------------------------------------------------------------------------------------
+
+    async def shops_here(self, channel_id: str) -> tuple[GameState, list[Shop]]:
+        """The game and the shops where the party is (open or not: trade says why it is refused)."""
+        state = await self.state(channel_id)
+        return state, shops_here(state)
+
+    async def trade(self, channel_id: str, owner_id: str, author_name: str, item: str, quantity: int = 1, *,
+                    selling: bool = False, shop: str | None = None) -> str:
+        """A player buys from (or sells to) the shop here at its listed prices, without asking the model; the deal
+        enters the game's history, so the GM knows of it. A refusal changes nothing."""
+        if not 1 <= quantity <= trading.MAX_QUANTITY:
+            raise BadInput(f"Buy or sell 1 to {trading.MAX_QUANTITY} at a time.")
+
+        def change(session: Session, lines: list[Message]) -> str:
+            state = session.state
+            character = state.characters.get(owner_id)
+            if character is None:
+                raise NoCharacter()
+            try:
+                where = find_shop(state, shop)
+                deal = trading.sell if selling else trading.buy
+                text = deal(state, character, where, item, quantity)
+            except ToolError as exc:  # nothing is written: the half-changed state is dropped
+                said = str(exc)
+                raise BadInput(said[:1].upper() + said[1:] + ".") from None
             lines.append(Message(channel_id=channel_id, author_id=owner_id, author_name=author_name,
                                  agent=AgentType.PLAYER, text=text, witnesses=list(state.party.npc_ids)))
             return text

@@ -7,11 +7,12 @@ from datetime import datetime, timezone
 from enum import StrEnum
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, PositiveInt
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, PositiveInt, model_validator
 
 ABILITIES = ("strength", "dexterity", "constitution", "intelligence", "wisdom", "charisma")
 COINS = ("cp", "sp", "gp", "pp")
 COIN_VALUE = {"cp": 1, "sp": 10, "gp": 100, "pp": 1000}  # in copper, at 5e rates
+CR_PATTERN = r"^(0|1/8|1/4|1/2|[1-9]|[12][0-9]|30)$"  # a challenge rating, as the SRD writes it
 
 
 class AgentType(StrEnum):
@@ -110,6 +111,41 @@ class Currency(Model):
         return notes
 
 
+class Price(Model):
+    """An amount of one coin; adventure files write it `50 gp`, `5 sp` or `2 cp` (a bare number is gold)."""
+
+    amount: NonNegativeInt
+    coin: Literal["cp", "sp", "gp", "pp"] = "gp"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _written(cls, value: object) -> object:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return {"amount": value, "coin": "gp"}
+        if isinstance(value, str):
+            m = re.fullmatch(r"\s*(-?\d{1,9})\s*(cp|sp|gp|pp)?\s*", value.lower())
+            if m is None:
+                raise ValueError(f"a price is a whole number and a coin, like '5 gp' or '8 sp' (got {value!r})")
+            return {"amount": int(m[1]), "coin": m[2] or "gp"}
+        return value
+
+    def cp(self) -> int:
+        return self.amount * COIN_VALUE[self.coin]
+
+    def __str__(self) -> str:
+        return f"{self.amount} {self.coin}"
+
+
+def coins_worth(cp: int) -> str:
+    """A sum in copper as a buyer would say it: "2 gp 5 sp", "7 cp", "nothing"."""
+    parts = []
+    for coin in ("gp", "sp", "cp"):
+        n, cp = divmod(cp, COIN_VALUE[coin])
+        if n:
+            parts.append(f"{n} {coin}")
+    return " ".join(parts) or "nothing"
+
+
 class Character(Model):
     owner_id: str
     name: str = Field(min_length=1, max_length=40)
@@ -155,6 +191,24 @@ class PersonaCard(Model):
     citations: list[str] = Field(default_factory=list, max_length=12)  # lore slice addresses it was drawn from
 
 
+DAMAGE_TYPES = ("acid", "bludgeoning", "cold", "fire", "force", "lightning", "necrotic", "piercing", "poison",
+                "psychic", "radiant", "slashing", "thunder")
+DAMAGE_DICE = r"^\s*\d{0,2}d\d{1,3}(\s*[+-]\s*\d{1,3})?\s*$"
+
+
+class Attack(Model):
+    """One attack of a stat block: the engine rolls its to-hit and damage when the creature attacks with it."""
+
+    name: str = Field(min_length=1, max_length=40)
+    bonus: int = Field(ge=-5, le=30)  # to hit
+    damage: str = Field(min_length=3, max_length=40, pattern=DAMAGE_DICE)
+    damage_type: Literal[DAMAGE_TYPES] = "bludgeoning"  # type: ignore[valid-type]
+    reach: str = Field("", max_length=40)  # "5 ft." or "range 30/120 ft.", for the GM
+
+    def line(self) -> str:
+        return f"{self.name} {self.bonus:+d} to hit{', ' + self.reach if self.reach else ''}, {self.damage} {self.damage_type}"
+
+
 class NPC(Model):
     id: str
     name: str
@@ -168,15 +222,47 @@ class NPC(Model):
     ac: int = Field(10, ge=1, le=40)
     conditions: list[str] = Field(default_factory=list)
     card: PersonaCard | None = None  # drawn from the lore the first time it speaks (None: the persona above only)
+    # A stat block, for an NPC who may fight (none: an untrained one, 10 in everything, no attacks of its own)
+    speed: str = Field("", max_length=60)
+    abilities: Abilities | None = None
+    actions: list[Attack] = Field(default_factory=list, max_length=8)
+    cr: str | None = Field(None, pattern=CR_PATTERN)
 
 
-class Secret(Model):
+class Obstacle(Model):
+    """What it takes to find a secret or open a closed way by a check: a skill (or ability) and its DC."""
+
+    dc: int | None = Field(None, ge=1, le=30)
+    skill: str | None = Field(None, min_length=1, max_length=40)
+
+    @model_validator(mode="after")
+    def _both(self) -> "Obstacle":
+        if self.skill is not None and self.dc is None:
+            raise ValueError("a skill needs a dc (1 to 30) to be rolled against")
+        return self
+
+
+class LootItem(Model):
+    item: str  # an item id of the adventure
+    quantity: PositiveInt = 1
+
+
+class Loot(Model):
+    """Coin and items the engine hands to the party once: when an encounter is won, or a secret found."""
+
+    coins: Currency = Field(default_factory=Currency)
+    items: list[LootItem] = Field(default_factory=list, max_length=20)
+
+
+class Secret(Obstacle):
     id: str
     text: str
     discovered: bool = False
+    loot: Loot | None = None
+    looted: bool = False
 
 
-class Exit(Model):
+class Exit(Obstacle):
     to: str
     requires: str | None = None  # a flag or secret id of the location the exit leaves from
 
@@ -218,8 +304,6 @@ class Quest(Model):
 
 
 MAX_COMBATANTS = 30
-
-
 class EnemyTemplate(Model):
     name: str = Field(min_length=1, max_length=60)
     hp: int = Field(ge=1, le=1000)
@@ -227,6 +311,10 @@ class EnemyTemplate(Model):
     initiative_bonus: int = Field(0, ge=-10, le=20)
     attacks: str = Field("", max_length=300)
     count: int = Field(1, ge=1, le=12)
+    speed: str = Field("", max_length=60)
+    abilities: Abilities | None = None
+    actions: list[Attack] = Field(default_factory=list, max_length=8)
+    cr: str | None = Field(None, pattern=CR_PATTERN)
 
 
 class Encounter(Model):
@@ -234,6 +322,41 @@ class Encounter(Model):
     name: str
     location: str
     enemies: list[EnemyTemplate] = Field(min_length=1)
+    npcs: list[str] = Field(default_factory=list)  # NPCs who fight on the enemies' side, by id
+    loot: Loot | None = None
+    looted: bool = False
+
+
+class ItemInfo(Model):
+    """An item of the adventure: what shops sell and loot gives, by id."""
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
+    name: str = Field(min_length=1, max_length=80)
+    price: Price | None = None  # its list price (none: not for sale unless a shop prices it)
+    description: str = Field("", max_length=400)
+
+
+class ShopItem(Model):
+    item: str  # an item id of the adventure
+    price: Price | None = None  # none: the item's list price
+    quantity: NonNegativeInt | None = None  # how many are left (none: as many as anyone wants)
+
+
+class Shop(Model):
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
+    name: str = Field(min_length=1, max_length=80)
+    location: str | None = None  # where it stands (none: wherever its keeper is)
+    keeper: str | None = None  # the NPC who sells (none: anyone minding the counter)
+    stock: list[ShopItem] = Field(default_factory=list, max_length=40)
+    buys: bool = False  # whether it buys items back
+    buy_rate: int = Field(50, ge=1, le=100)  # percent of the price it pays for what it buys
+    haggle: int = Field(0, ge=0, le=50)  # percent off the price the seller may agree to, at most
+
+    @model_validator(mode="after")
+    def _somewhere(self) -> "Shop":
+        if self.location is None and self.keeper is None:
+            raise ValueError("a shop needs a location, a keeper, or both")
+        return self
 
 
 class Participant(Model):
@@ -247,6 +370,7 @@ class Participant(Model):
     max_hp: int | None = None
     attacks: str = ""
     conditions: list[str] = Field(default_factory=list)
+    actions: list[Attack] = Field(default_factory=list)  # an enemy's stat-block attacks
 
 
 class Combat(Model):
@@ -276,6 +400,8 @@ class GameState(Model):
     locations: dict[str, Location] = Field(default_factory=dict)
     quests: dict[str, Quest] = Field(default_factory=dict)
     encounters: dict[str, Encounter] = Field(default_factory=dict)
+    items: dict[str, ItemInfo] = Field(default_factory=dict)
+    shops: dict[str, Shop] = Field(default_factory=dict)
     combat: Combat = Field(default_factory=Combat)
     # Observations of permanent tools, keyed by tool and arguments; they stay in context for the game.
     knowledge: dict[str, str] = Field(default_factory=dict)
@@ -348,3 +474,4 @@ class Message(Model):
     status: Literal["ok", "pending", "failed", "interrupted", "undone"] = "ok"
     witnesses: list[str] = Field(default_factory=list)  # NPC ids travelling with the party at the time
     created_at: datetime = Field(default_factory=utcnow)
+

@@ -20,6 +20,7 @@ from typing import Callable, Iterable, Iterator, NamedTuple
 import structlog
 
 from .rules import spells
+from .shops import closed_because, shops_here
 from .state import NPC, AgentType, GameState
 from .tools import TOOLS
 from .tools.combat import participant_hp
@@ -692,15 +693,29 @@ def trade(s: Situation) -> list[Suggestion]:
               and r.within(h, _THROWN_ITEM, 5)] if s.agent is C else []
     if not (strong or weak or thrown):
         return []
-    actor = s.state.characters.get(s.actor_id or "")
-    carried = [i.name for i in actor.inventory] if actor else []
-    found = [Suggestion("modify_inventory", "something changes hands: items or coin must move in the inventory", 0.75,
-                        changes_hands(r.text, carried))]
+    dealt = {r.tokens[h.start][:4] for h in strong}
+    shop = _open_shop(s) if dealt & {"buy", "boug", "purc", "sell", "sold"} else None
+    if shop is not None:  # a listed shop's goods go through the engine's price list
+        tool = "sell" if dealt & {"sell", "sold"} and not dealt & {"buy", "boug", "purc"} else "buy"
+        found = [Suggestion(tool, f"a deal with {shop}: the engine charges its listed prices", 0.75)]
+    else:
+        actor = s.state.characters.get(s.actor_id or "")
+        carried = [i.name for i in actor.inventory] if actor else []
+        found = [Suggestion("modify_inventory", "something changes hands: items or coin must move in the inventory",
+                            0.75, changes_hands(r.text, carried))]
     if s.agent is not C and r.acts("social") or any(r.tokens[h.start].startswith(("steal", "stole", "pilfer", "filch", "swipe", "nick",
                                                              "pinch", "pickpocket", "shoplift", "lift"))
                                for h in strong):
         found.append(Suggestion("roll", "a sleight-of-hand or persuasion check decides it", 0.7))
     return found
+
+
+def _open_shop(s: Situation) -> str | None:
+    """The name of the shop open here that this agent sells from (the GM: any; an NPC: its own)."""
+    for shop in shops_here(s.state):
+        if (s.npc is None or shop.keeper == s.npc.id) and closed_because(s.state, shop) is None:
+            return shop.name
+    return None
 
 
 @rule(N, P)

@@ -112,7 +112,7 @@ class TurnResult:
             if not call.ok or spec is None:
                 continue
             public = call.meta.get("public")
-            if call.name in ("roll", "attack"):
+            if call.name in ("roll", "attack", "ability_check", "saving_throw"):
                 lines.append(f"🎲 {public or call.observation}")
             elif spec.changes_state and verbosity == "full":
                 lines.append(f"• {public or call.observation.split('. ', 1)[0].rstrip('.') + '.'}")

@@ -58,6 +58,12 @@ _PLAIN = {
 }
 
 
+_PATTERNED = {  # fields whose pattern is not an id's
+    "damage": "must be dice, like 1d6 or 2d8+3",
+    "cr": "must be a challenge rating: 0, 1/8, 1/4, 1/2 or a whole number up to 30",
+}
+
+
 def _what(err: dict[str, Any], raw: Any, model: type[BaseModel] | None) -> str:
     kind, ctx, given = err["type"], err.get("ctx") or {}, err.get("input")
     if kind == "extra_forbidden":
@@ -77,6 +83,9 @@ def _what(err: dict[str, Any], raw: Any, model: type[BaseModel] | None) -> str:
     if kind == "literal_error":
         return f"must be one of {ctx.get('expected', '?')} (got {given!r})"
     if kind == "string_pattern_mismatch":
+        field = err["loc"][-1] if err["loc"] else None
+        if field in _PATTERNED:
+            return f"{_PATTERNED[field]} (got {given!r})"
         return f"{given!r} has characters not allowed here: use lowercase letters, digits and hyphens (like 'old-mill')"
     if kind in ("too_short", "too_long"):
         limit = ctx.get("min_length" if kind == "too_short" else "max_length")

@@ -92,13 +92,18 @@ def _done_deed(pattern: re.Pattern[str], text: str) -> str:
 
 @rule
 def exchange_without_inventory(c: Check) -> Miss | None:
-    """Coins or things change hands in the story, but no modify_inventory call changed a purse or a pack."""
+    """Coins or things change hands in the story, but no modify_inventory call (nor a purchase, a sale or loot the
+    engine handed out) changed a purse or a pack."""
     said = _done_deed(_EXCHANGE, c.reply) or _done_deed(_DRINK, c.reply)
-    if not said or c.called("modify_inventory"):
+    if not said or any(c.called(name) for name in ("modify_inventory", "buy", "sell")) or _looted(c):
         return None
     return Miss("exchange_without_inventory",
                 f'The narration says "{said}", but no modify_inventory call moved the coins or items. Call it '
-                "for each item or coin type, or say it did not happen.", said)
+                "for each item or coin type (buy or sell for a shop's goods), or say it did not happen.", said)
+
+
+def _looted(c: Check) -> bool:
+    return any(call.ok and "Loot: " in call.observation for call in c.calls)
 
 
 @rule
@@ -208,11 +213,12 @@ def damage_not_rolled(c: Check) -> Miss | None:
 def failed_call_pretended(c: Check) -> Miss | None:
     """A state-changing tool failed and was not retried, yet the story tells it as done."""
     for call in c.calls:
-        if call.ok or call.name not in ("modify_inventory", "update_hp", "start_quest", "change_location"):
+        if call.ok or call.name not in ("modify_inventory", "buy", "sell", "update_hp", "start_quest", "change_location"):
             continue
         if c.called(call.name):
             continue  # it was done right later in the turn
-        probe = {"modify_inventory": _EXCHANGE, "update_hp": _WOUND, "start_quest": _ACCEPT}.get(call.name)
+        probe = {"modify_inventory": _EXCHANGE, "buy": _EXCHANGE, "sell": _EXCHANGE, "update_hp": _WOUND,
+                 "start_quest": _ACCEPT}.get(call.name)
         said = _find(probe, c.reply) if probe else ""
         if call.name == "change_location":
             said = _find(re.compile(r"\b(?:you|the party)\s+(?:arrive|enter|reach)\b[^.!?]{0,30}", re.I), c.reply)

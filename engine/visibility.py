@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from .errors import ToolError
 from .rules import origins
-from .state import NPC, AgentType, Character, GameState, Location, Message, Quest
+from .state import NPC, AgentType, Character, Exit, GameState, Location, Message, Quest, Secret
 
 if TYPE_CHECKING:
     from .tools.registry import ToolContext
@@ -126,12 +126,27 @@ def describe_location(state: GameState, loc: Location, viewer: Viewer = GM) -> s
     if found:
         parts.append("Discovered: " + " ".join(found))
     known = known_secret_ids(state, viewer)
-    hidden = [s.id for s in loc.secrets if not s.discovered and (known is None or s.id in known)]
-    if hidden and known is None:
-        parts.append(f"Undiscovered secrets (GM only, reveal with discover_secret when found): {', '.join(hidden)}.")
-    elif hidden:
-        parts.append(f"Secrets here that you know (tell them only if you choose): {', '.join(hidden)}.")
+    hidden = [s for s in loc.secrets if not s.discovered and (known is None or s.id in known)]
+    if known is not None:
+        if hidden:
+            parts.append(f"Secrets here that you know (tell them only if you choose): {', '.join(s.id for s in hidden)}.")
+        return " ".join(parts)
+    if hidden:
+        parts.append("Undiscovered secrets (GM only, reveal with discover_secret when found): "
+                     + ", ".join(s.id + _obstacle_note(s, s.id) for s in hidden) + ".")
+    closed = [e for e in loc.exits if not loc.exit_open(e)]
+    if closed:
+        parts.append("Closed ways (GM only): " + ", ".join(f"to {e.to} until {e.requires}{_obstacle_note(e, e.to)}"
+                                                          for e in closed) + ".")
     return " ".join(parts)
+
+
+def _obstacle_note(thing: Secret | Exit, ref: str) -> str:
+    """The adventure's check for finding or opening something, as the GM is told to roll it."""
+    if thing.dc is None:
+        return ""
+    how = f"{thing.skill} DC {thing.dc}" if thing.skill else f"DC {thing.dc}"
+    return f" ({how}: ability_check with obstacle=\"{ref}\")"
 
 
 def npc_card(state: GameState, npc: NPC, viewer: Viewer) -> str:

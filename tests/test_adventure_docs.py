@@ -7,7 +7,8 @@ import re
 from pathlib import Path
 
 from engine.content import Adventure, check_adventure
-from engine.state import NPC, EnemyTemplate, Encounter, Exit, Location, Objective, PersonaCard, Quest, Secret
+from engine.state import (NPC, Abilities, Attack, Currency, EnemyTemplate, Encounter, Exit, ItemInfo, Location, Loot,
+                          LootItem, Objective, PersonaCard, Price, Quest, Secret, Shop, ShopItem)
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "adventure-format.md"
 
@@ -15,13 +16,16 @@ DOC = Path(__file__).resolve().parent.parent / "docs" / "adventure-format.md"
 def test_every_field_of_every_adventure_model_is_documented():
     text = DOC.read_text(encoding="utf-8")
     documented = set(re.findall(r"`([a-z_]+)`", text))
-    for model in (Adventure, Location, Secret, Exit, NPC, PersonaCard, Quest, Objective, Encounter, EnemyTemplate):
+    for model in (Adventure, Location, Secret, Exit, NPC, PersonaCard, Quest, Objective, Encounter, EnemyTemplate,
+                  Abilities, Attack, ItemInfo, Shop, ShopItem, Loot, LootItem, Currency, Price):
         missing = set(model.model_fields) - documented
         assert not missing, f"{model.__name__}: {sorted(missing)} not in {DOC.name}"
 
 
-def test_the_minimal_example_is_a_good_adventure(tmp_path):
-    example = DOC.read_text(encoding="utf-8").split("```yaml\n", 1)[1].split("```", 1)[0]
-    path = tmp_path / "adventure.yaml"
-    path.write_text(example, encoding="utf-8")
-    assert check_adventure(path) == []
+def test_every_example_is_a_good_adventure(tmp_path):
+    examples = [block.split("```", 1)[0] for block in DOC.read_text(encoding="utf-8").split("```yaml\n")[1:]]
+    assert len(examples) == 2  # the minimal one, and the one with a shop, loot, DCs and stat blocks
+    for n, example in enumerate(examples):
+        path = tmp_path / f"adventure{n}.yaml"
+        path.write_text(example, encoding="utf-8")
+        assert check_adventure(path) == [], f"example {n + 1}"

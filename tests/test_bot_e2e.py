@@ -14,7 +14,7 @@ import pytest
 from bot.client import LorekeeperBot
 from bot.settings import load_settings
 from engine import Deps, Engine, ModelError, ScriptedModel, Store, load_config
-from engine.state import AgentType
+from engine.state import AgentType, Currency
 from tests.conftest import CORPUS
 from tests.fake_discord import DISCORD_EPOCH, CommandNotAvailable, FakeDiscord
 
@@ -947,3 +947,33 @@ async def test_char_levelup_raises_the_level_and_tells_the_table(fake, bot, mode
                         r"Savant .*", said["data"]["content"])
     assert (await bot.engine.state(cid)).characters[str(fake.user("bob").id)].level == 2
     assert said["data"]["embeds"][0]["description"].startswith("Level 2 human wizard")
+
+
+async def test_shop_buy_and_sell_deal_at_the_listed_prices_and_refuse_privately(fake, bot, model):
+    cid = await game_with_players(bot, fake)
+    alice = str(fake.user("alice").id)
+    nothing = (await (await fake.interaction("shop", {}, user="alice")).wait_response())["data"]
+    assert nothing["flags"] & 64 and nothing["embeds"][0]["title"] == "No shop here"
+    session = await bot.engine.session(cid)
+    session.state.current_location = "harrow-chandlery"
+    session.state.characters[alice].currency = Currency(gp=60)
+    await bot.engine.deps.store.save_state(session.id, session.state, [], version=session.version)
+    shown = (await (await fake.interaction("shop", {}, user="alice")).wait_response())["data"]
+    [field] = shown["embeds"][0]["fields"]
+    assert field["name"] == "Harrow's Chandlery, kept by Pell Harrow (buys items back at 50% of their price)"
+    assert "haggling" not in field["value"] and "potion-of-healing" not in field["value"]  # the GM's notes stay its own
+    assert "• healing potion: 50 gp each, 3 left: A potion of healing, red" in field["value"] and "`/sell item`" in field["value"]
+    offered = await fake.autocomplete("buy", {"item": "pot"}, focused="item", user="alice")
+    assert (await offered.wait_response())["data"]["choices"] == [{"name": "healing potion (50 gp)",
+                                                                   "value": "healing potion"}]
+    bought = (await (await fake.interaction("buy", {"item": "healing potion"}, user="alice")).wait_response())["data"]
+    assert bought["content"].startswith("🪙 Aria buys 1 × healing potion from Harrow's Chandlery for 50 gp")
+    assert not bought.get("flags", 0) & 64
+    poor = (await (await fake.interaction("buy", {"item": "healing potion", "quantity": 2}, user="alice")).wait_response())["data"]
+    assert poor["flags"] & 64 and poor["content"].startswith("Aria cannot pay 100 gp")
+    sold = (await (await fake.interaction("sell", {"item": "healing potion"}, user="alice")).wait_response())["data"]
+    assert sold["content"].startswith("🪙 Aria sells 1 × healing potion to Harrow's Chandlery for 25 gp")
+    state = await bot.engine.state(cid)
+    assert state.characters[alice].item("healing potion").quantity == 1  # the one a fighter starts with
+    lines = [m.text for m in await bot.engine.deps.store.messages(session.id) if m.agent is AgentType.PLAYER]
+    assert lines[-2].startswith("Aria buys") and lines[-1].startswith("Aria sells")  # the GM sees both in the story

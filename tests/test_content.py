@@ -136,3 +136,45 @@ def test_a_check_reports_every_problem_in_one_pass_named_by_ids(tmp_path):
     [bad_yaml] = check_adventure(write(tmp_path, "id: tiny\ntitle: [unclosed\n", "broken"))
     assert bad_yaml.startswith("line 3, column 1: not valid YAML (") and "']'" in bad_yaml
     assert check_adventure(CORPUS / "adventures" / "saltmere-lantern" / "adventure.yaml") == []
+
+
+def test_the_check_reports_problems_in_shops_loot_dcs_and_stat_blocks(tmp_path):
+    import copy
+
+    from engine.content import check_adventure
+
+    data = copy.deepcopy(MINIMAL)
+    data["items"] = [{"id": "rope", "name": "rope", "price": "1 gp"}, {"id": "key", "name": "key"},
+                     {"id": "lamp", "name": "lamp", "price": "-5 gp"}, {"id": "gem", "name": "gem", "price": "lots"}]
+    data["shops"] = [{"id": "shop", "name": "Shop", "location": "nowhere", "keeper": "n", "haggle": 80,
+                      "stock": [{"item": "rope"}, {"item": "rop"}, {"item": "key"}, {"item": "rope", "quantity": -1}]},
+                     {"id": "stall", "name": "Stall"}]
+    secret = data["locations"][1]["secrets"][0]
+    secret.update(dc=31, skill="investigation", loot={"coins": {"gp": 5}, "items": [{"item": "sword"}]})
+    data["locations"][0]["exits"][0].update(dc=12, skill="lockpicking")
+    enemy = data["encounters"][0]["enemies"][0]
+    enemy.update(cr="1/3", actions=[{"name": "Bite", "bonus": 4, "damage": "a lot", "damage_type": "fangs"}])
+    data["encounters"][0].update(npcs=["m"], loot={"items": [{"item": "cheese", "quantity": 2}]})
+    assert check_adventure(write(tmp_path, data)) == [
+        "locations[b].secrets[s].dc: must be at most 30 (got 31)",
+        "encounters[e].enemies[#1].actions[#1].damage: must be dice, like 1d6 or 2d8+3 (got 'a lot')",
+        "encounters[e].enemies[#1].actions[#1].damage_type: must be one of 'acid', 'bludgeoning', 'cold', 'fire', "
+        "'force', 'lightning', 'necrotic', 'piercing', 'poison', 'psychic', 'radiant', 'slashing' or 'thunder' "
+        "(got 'fangs')",
+        "encounters[e].enemies[#1].cr: must be a challenge rating: 0, 1/8, 1/4, 1/2 or a whole number up to 30 "
+        "(got '1/3')",
+        "items[lamp].price.amount: must be at least 0 (got -5)",
+        "items[gem].price: a price is a whole number and a coin, like '5 gp' or '8 sp' (got 'lots')",
+        "shops[shop].stock[#4].quantity: must be at least 0 (got -1)",
+        "shops[shop].haggle: must be at most 50 (got 80)",
+        "shops[stall]: a shop needs a location, a keeper, or both",
+        "encounter 'e' has unknown npc 'm' among its foes",
+        "shop 'shop' is at unknown location 'nowhere'",
+        "shop 'shop' sells unknown item 'rop' (did you mean 'rope'?)",
+        "shop 'shop' sells item 'key' without a price: give it one here or in items",
+        "shop 'shop' lists item 'rope' twice",
+        "the loot of encounter 'e' names unknown item 'cheese'",
+        "the loot of secret 's' names unknown item 'sword'",
+        "exit 'a' -> 'b' has skill 'lockpicking', which is neither a skill nor an ability",
+        "exit 'a' -> 'b' has a dc but nothing closes it: give it 'requires' (a flag or a secret)",
+    ]

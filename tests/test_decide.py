@@ -268,3 +268,19 @@ async def test_the_local_model_answers_the_last_speaker_only(tmp_path):
     said = ChatMessage("user", "[Ysolde Marrick]: Bring it back.\n[Aria (player sam)]: I drink my healing potion.")
     prompt = model.prompt(ModelRequest(AgentType.NARRATIVE, "", "s", "", [said], tools=False))
     assert "[Aria (player sam)]: I drink my healing potion." in prompt and "Bring it back" not in prompt
+
+
+async def test_a_purchase_at_a_shop_is_decided_from_its_stock_and_paid_at_its_price(table):
+    await two_step(table)
+    state = await table.state()
+    state.current_location = "harrow-chandlery"
+    await table.store.save_state((await table.engine.session(CHANNEL)).id, state)
+    purse = state.characters["u1"].currency.total_cp()
+    result = await table.turn("I buy a coil of rope from Pell.",
+                              plan(("buy", {"item": "hempen rope (50 feet)", "quantity": 1})), "Pell coils it for you.")
+    schema = table.model.requests[0].schema["properties"]
+    assert list(schema) == ["buy"]
+    assert schema["buy"]["anyOf"][1]["properties"]["item"] == {"enum": ["hempen rope (50 feet)"]}  # the one named
+    assert [c.name for c in result.calls] == ["buy"] and result.calls[0].ok, result.calls
+    after = (await table.state()).characters["u1"]
+    assert after.currency.total_cp() < purse and after.item("hempen rope (50 feet)") is not None

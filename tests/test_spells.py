@@ -275,7 +275,7 @@ def test_a_new_concentration_spell_ends_the_last_and_the_sheet_says_so():
         "Concentration on Bless. Slots left: 1st 3/4, 2nd 2/2.")
     told = cast(ctx, cleric, "hold person", "Ysolde Marrick", None, None)
     assert "Concentration on Hold Person; ends Bless." in told and cleric.concentration == "Hold Person"
-    assert re.search(r"Ysolde Marrick: 1d20 → \d+, (success\.|failure, paralyzed)", told)  # an NPC: no scores, +0
+    assert re.search(r"Ysolde Marrick: 1d20\+1 → \d+, (success\.|failure, paralyzed)", told)  # her stat block: WIS 12
     lines = spells.sheet_lines(cleric)
     assert lines[0] == "Wisdom · spell attack +4 · save DC 12 · slots 1st 3/4, 2nd 1/2"
     assert lines[-1] == "Concentrating on Hold Person" and "Prepared: Bless (1st), Shield of Faith (1st)" in lines[2]

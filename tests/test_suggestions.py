@@ -93,6 +93,17 @@ def test_quest_acceptance_points_at_the_offered_quest(state):
     assert "start_quest" not in tools(state, "I accept your offer.", P, npc="odile-farrow")  # not her quest
 
 
+def test_purchases_at_an_open_shop_point_at_buy_and_sell(state):
+    assert "modify_inventory" in tools(state, "I buy a rope from the chandler.")  # no shop on the quay
+    state.current_location = "harrow-chandlery"
+    assert "buy" in tools(state, "I buy a rope and two torches.") and "modify_inventory" not in tools(state, "I buy a rope.")
+    assert "sell" in tools(state, "I sell him the silver locket.")
+    assert "buy" in tools(state, "I buy the lantern from you, here's the coin.", P, npc="pell-harrow")
+    assert "buy" not in tools(state, "I buy a rope.", P, npc="ysolde-marrick")  # she keeps no shop
+    state.npcs["pell-harrow"].hp = 0  # the shop is closed while its keeper is down
+    assert "modify_inventory" in tools(state, "I buy a rope.") and "buy" not in tools(state, "I buy a rope.")
+
+
 def test_npc_hints_use_only_npc_tools(state):
     found = tools(state, "Will you come with us? And tell me, what secret do you know?", P, npc="brisa-wendle")
     assert {"add_to_party", "discover_secret"} <= set(found)

@@ -47,6 +47,7 @@ HELP = (
     "• Party members just type what they do. `@Name …` speaks to someone who is here, and replying to an "
     "NPC's message speaks to them again.\n"
     "• `/talk` picks someone here to speak to; `/use` picks something from your pack.\n"
+    "• `/shop` shows what is sold where you are; `/buy item [quantity]` and `/sell item` deal at its prices.\n"
     "• `/act` does the same as typing; `/roll 1d20+3 [reason]` rolls dice the GM sees; `/check`, `/save` and "
     "`/attack weapon [target]` roll from your sheet; `/quests`; `/rest short|long`; `/char levelup`; "
     "`/retry` asks the GM again for your last turn (the dice fall the same).\n"

@@ -8,6 +8,7 @@ import re
 import shutil
 from typing import TYPE_CHECKING
 
+from engine.shops import closed_because, shops_here
 from engine.tools.combat import tracker_rows
 
 if TYPE_CHECKING:
@@ -306,3 +307,25 @@ def status(state: GameState, ansi: bool) -> str:
         parts.append(Text("Quests: " + "; ".join(active)))
     text = _show(ansi, *parts)
     return text + ("\n" + combat_tracker(state, ansi) if state.combat.active else "")
+
+
+def shop(state: GameState, ansi: bool) -> str:
+    """The shops where the party is: each item's price and what is left, as players may see them."""
+    from rich.text import Text
+
+    here = shops_here(state)
+    if not here:
+        return f"Nobody sells anything at {state.location().name}."
+    parts: list[object] = []
+    for found in here:
+        keeper = state.npcs.get(found.keeper or "")
+        table = _table(found.name + (f", kept by {keeper.name}" if keeper else ""), "Item", "Price>", "Left>")
+        for entry in found.stock:
+            info = state.items.get(entry.item)
+            if info is not None:
+                table.add_row(info.name, str(entry.price or info.price), "plenty" if entry.quantity is None else str(entry.quantity))
+        closed = closed_because(state, found)
+        how = f"Closed: {closed}." if closed else "/buy ITEM [N]" + (
+            f"; /sell ITEM [N] (it pays {found.buy_rate}% of the price)" if found.buys else "")
+        parts += [table, Text(how)]
+    return _show(ansi, *parts)

@@ -37,6 +37,7 @@ HELP = """Type what your character does, or @Name to speak to someone here. Comm
   /attack longsword [at] Goblin 1 [adv|dis]  attack with a weapon you carry (no target: just the rolls)
   /levelup [roll]    gain a level (hit points: the average, or roll the hit die)
   /inventory         what you carry      /quests       the quest log
+  /shop              what is sold here   /buy ITEM [N], /sell ITEM [N]  deal at the shop's prices
   /rest short|long   rest                /status       where you are, the party, any combat
   /sources on|off    name the lore used  /debug [on|off] the GM's report on its tools
   /undo [n]          take back turns     /retry        ask the GM again (same dice)
@@ -99,7 +100,8 @@ class Terminal:
                          "/levelup": self.cmd_levelup, "/roll": self.cmd_roll, "/sheet": self.cmd_sheet, "/inventory": self.cmd_inventory,
                          "/quests": self.cmd_quests, "/rest": self.cmd_rest, "/status": self.cmd_status, "/help": self.cmd_help,
                          "/sources": self.cmd_sources, "/debug": self.cmd_debug, "/undo": self.cmd_undo,
-                         "/retry": self.cmd_retry, "/new": self.cmd_new}
+                         "/retry": self.cmd_retry, "/new": self.cmd_new, "/shop": self.cmd_shop,
+                         "/buy": self.cmd_buy, "/sell": self.cmd_sell}
         self.adventure: str | None = None
         self._turn: asyncio.Future[TurnResult] | None = None
 
@@ -357,6 +359,27 @@ class Terminal:
 
     async def cmd_rest(self, kind: str) -> None:
         self.out(wrap(await self.engine.rest(self.channel, self.user_id, self.user_name, kind.lower() or "short")))
+
+    async def cmd_shop(self, _: str) -> None:
+        self.out(render.shop(await self.state(), self.color))
+
+    async def cmd_buy(self, text: str) -> None:
+        """`/buy healing potion 2`: from the shop here, at its price; the GM sees it in the story."""
+        await self._trade(text, selling=False)
+
+    async def cmd_sell(self, text: str) -> None:
+        await self._trade(text, selling=True)
+
+    async def _trade(self, text: str, *, selling: bool) -> None:
+        words = text.split()
+        quantity = int(words.pop()) if len(words) > 1 and words[-1].isdigit() else 1
+        if not words:
+            self.out(f"Say what to {'sell' if selling else 'buy'}: /{'sell' if selling else 'buy'} torch, "
+                     f"/{'sell' if selling else 'buy'} healing potion 2. /shop shows what is sold here.")
+            return
+        told = await self.engine.trade(self.channel, self.user_id, self.user_name, " ".join(words), quantity,
+                                       selling=selling)
+        self.out(wrap(f"🪙 {told}"))
 
     async def cmd_status(self, _: str) -> None:
         self.out(render.status(await self.state(), self.color))

@@ -16,8 +16,9 @@ from ..rules.attacks import find_weapon, profile, swing
 from ..rules.checks import Mode
 from ..rules.data import rules, weapon as weapon_by_name
 from ..rules.equipment import armor_class, carried_weapons, sync_armor_class
-from ..state import COIN_VALUE, NPC, Character, Item, Participant
+from ..state import COIN_VALUE, DAMAGE_DICE, NPC, Character, Item, Participant
 from ..visibility import character_card, require_counterpart
+from .combat import creature_attack
 from .registry import COMBAT, EVERY_AGENT, NARRATIVE, NPC_AGENT, Args, Told, ToolContext, tool
 
 
@@ -157,9 +158,9 @@ class AttackArgs(Args):
     target: str = Field(min_length=1, max_length=60)
     weapon: str | None = Field(None, max_length=60)  # for the record, and what the players read
     bonus: int | None = Field(None, ge=-10, le=30)  # to hit; a character's default: proficiency + best of STR/DEX
-    # Needed unless a player character attacks with a weapon they carry: then the sheet gives bonus and damage.
-    damage: str | None = Field(None, min_length=3, max_length=40,
-                               pattern=r"^\s*\d{0,2}d\d{1,3}(\s*[+-]\s*\d{1,3})?\s*$")
+    # Needed unless a player character attacks with a weapon they carry (the sheet gives bonus and damage), or a
+    # creature with a stat block attacks with one of its actions.
+    damage: str | None = Field(None, min_length=3, max_length=40, pattern=DAMAGE_DICE)
     roll: Literal["normal", "advantage", "disadvantage"] = "normal"
 
 
@@ -176,24 +177,30 @@ def attack(ctx: ToolContext, args: AttackArgs) -> str:
         mode = None if args.roll == "normal" else args.roll
         told = weapon_attack(ctx, sheet, args.weapon or "", args.target, mode)
         return Told(f"{told} (to-hit and damage from {sheet.name}'s sheet)", told.public)
-    if args.damage is None:
-        raise ToolError("give the damage (e.g. 1d6+2), or name a weapon the attacking player character carries")
     attacker = _attacker_name(ctx, args.attacker)
     target = resolve_hp_target(ctx, args.target)
-    bonus = args.bonus if args.bonus is not None else _default_bonus(ctx, args.attacker)
+    # A creature with a stat block attacks by it: its numbers, not the ones the agent wrote.
+    action = creature_attack(ctx.state, args.attacker, args.weapon, improvised=args.damage is not None)
+    if action is None and args.damage is None:
+        raise ToolError("give the damage (e.g. 1d6+2), or name a weapon the attacking player character carries")
+    bonus = action.bonus if action else args.bonus if args.bonus is not None else _default_bonus(ctx, args.attacker)
+    damage = action.damage if action else args.damage
+    assert damage is not None
     mode = {"advantage": " adv", "disadvantage": " dis"}.get(args.roll, "")
     to_hit = roll_dice(f"1d20{bonus:+d}{mode}", ctx.rng)
-    with_what = f" with {args.weapon}" if args.weapon else ""
+    weapon = action.name if action else args.weapon
+    with_what = f" with {weapon}" if weapon else ""
     head = f"{attacker} attacks {target.name}{with_what}: {to_hit.expression} → {to_hit.total} vs AC {target.ac}"
     if to_hit.natural == 1 or (to_hit.natural != 20 and to_hit.total < target.ac):
         missed = f"{head}, miss{' (natural 1)' if to_hit.natural == 1 else ''}. No damage."
         return Told(missed, missed)
     critical = to_hit.natural == 20
-    expression = _DICE_TERM.sub(lambda m: f"{2 * int(m.group(1) or 1)}d{m.group(2)}", args.damage) if critical else args.damage
+    expression = _DICE_TERM.sub(lambda m: f"{2 * int(m.group(1) or 1)}d{m.group(2)}", damage) if critical else damage
     hurt = roll_dice(expression, ctx.rng)
     applied = _apply_hp(target, max(0, hurt.total), "damage")
     kind = "critical hit (damage dice doubled)" if critical else "hit"
-    told = f"{head}, {kind}; damage {hurt.expression} → {hurt.total}. {applied}"
+    typed = f" {action.damage_type}" if action else ""
+    told = f"{head}, {kind}; damage {hurt.expression} → {hurt.total}{typed}. {applied}"
     return Told(told, told)  # all of it is the table's: the roll, the hit, the damage, who falls
 
 

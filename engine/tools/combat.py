@@ -5,8 +5,9 @@ from __future__ import annotations
 from pydantic import Field
 
 from ..errors import ToolError
-from ..state import MAX_COMBATANTS, EnemyTemplate, GameState, Participant, slug
-from .registry import COMBAT, NARRATIVE, Args, ToolContext, tool
+from ..shops import hand_out
+from ..state import MAX_COMBATANTS, Abilities, Attack, EnemyTemplate, GameState, Participant, slug
+from .registry import COMBAT, NARRATIVE, Args, Told, ToolContext, tool
 
 
 class StartCombatArgs(Args):
@@ -30,9 +31,13 @@ def start_combat(ctx: ToolContext, args: StartCombatArgs) -> str:
         if enc.location != state.current_location:
             raise ToolError(f"the encounter '{enc.id}' happens at {state.locations[enc.location].name}, not here")
         enemies = list(enc.enemies) + enemies
+        foes = [state.npcs[i] for i in enc.npcs if i in state.npcs and state.npcs[i].location == enc.location
+                and state.npcs[i].hp > 0 and i not in state.party.npc_ids]
+    else:
+        foes = []
     if not enemies:
         raise ToolError("name an encounter or give at least one enemy")
-    if sum(t.count for t in enemies) + len(state.party.player_ids) + len(state.party.npc_ids) > MAX_COMBATANTS:
+    if sum(t.count for t in enemies) + len(foes) + len(state.party.player_ids) + len(state.party.npc_ids) > MAX_COMBATANTS:
         raise ToolError(f"a fight can have at most {MAX_COMBATANTS} combatants; use fewer or stronger enemies")
     order: list[Participant] = []
     for pid in state.party.player_ids:
@@ -44,7 +49,8 @@ def start_combat(ctx: ToolContext, args: StartCombatArgs) -> str:
     for npc_id in state.party.npc_ids:
         npc = state.npcs[npc_id]
         if npc.hp > 0:
-            order.append(Participant(id=npc.id, name=npc.name, faction="ally", initiative=ctx.rng.randint(1, 20), ac=npc.ac))
+            order.append(Participant(id=npc.id, name=npc.name, faction="ally", ac=npc.ac,
+                                     initiative=ctx.rng.randint(1, 20) + _dex(npc.abilities)))
     if not any(p.faction == "player" for p in order):
         raise ToolError("no conscious player character can fight")
     taken = {p.id for p in order}
@@ -53,7 +59,12 @@ def start_combat(ctx: ToolContext, args: StartCombatArgs) -> str:
             name = template.name if template.count == 1 else f"{template.name} {n + 1}"
             order.append(Participant(id=_unique_id(taken, slug(name)), name=name, faction="enemy",
                                      initiative=ctx.rng.randint(1, 20) + template.initiative_bonus, ac=template.ac,
-                                     hp=template.hp, max_hp=template.hp, attacks=template.attacks))
+                                     hp=template.hp, max_hp=template.hp, attacks=template.attacks,
+                                     actions=template.actions))
+    for npc in foes:  # an NPC who fights keeps its own sheet: its hit points and stat block are the NPC's
+        taken.add(npc.id)
+        order.append(Participant(id=npc.id, name=npc.name, faction="enemy", ac=npc.ac,
+                                 initiative=ctx.rng.randint(1, 20) + _dex(npc.abilities)))
     # Ties go to the party, then to the order of entry: stable, so a replay gives the same order.
     order.sort(key=lambda p: (-p.initiative, p.faction == "enemy"))
     combat = state.combat
@@ -63,12 +74,51 @@ def start_combat(ctx: ToolContext, args: StartCombatArgs) -> str:
         f". Round 1: {order[0].name} acts first."
 
 
+def _dex(abilities: Abilities | None) -> int:
+    return abilities.mod("dexterity") if abilities is not None else 0
+
+
 def _unique_id(taken: set[str], base: str) -> str:
     pid, n = base or "enemy", 2
     while pid in taken:
         pid, n = f"{base or 'enemy'}-{n}", n + 1
     taken.add(pid)
     return pid
+
+
+def stat_block_attacks(state: GameState, p: Participant) -> list[Attack]:
+    """A combatant's stat-block attacks: an enemy's own, or the NPC's whose sheet it fights with."""
+    if p.actions:
+        return p.actions
+    npc = state.npcs.get(p.id) if p.faction != "player" else None
+    return npc.actions if npc is not None else []
+
+
+def creature_attack(state: GameState, attacker: str | None, weapon: str | None, improvised: bool) -> Attack | None:
+    """The stat-block attack a creature or NPC makes: the one `weapon` names, or its first when neither a weapon nor
+    the attack's numbers are given. None: a player character, a creature without a stat block, or an improvised
+    attack (a weapon it does not list, with the numbers given)."""
+    if attacker is None:
+        return None
+    key = attacker.strip().lower()
+    combatant = next((p for p in state.combat.order if p.name.lower() == key or p.id == key), None) \
+        if state.combat.active else None
+    if combatant is not None:
+        actions = stat_block_attacks(state, combatant)
+    else:
+        npc = state.find_npc(attacker) if state.find_character(attacker) is None else None
+        actions = npc.actions if npc is not None else []
+    if not actions:
+        return None
+    if weapon is None:
+        return None if improvised else actions[0]
+    wanted = " ".join(weapon.lower().split())
+    found = next((a for a in actions if a.name.lower() == wanted), None) or \
+        next((a for a in actions if wanted in a.name.lower() or a.name.lower() in wanted), None)
+    if found is None and not improvised:
+        raise ToolError(f"{attacker} has no attack called '{weapon}' (its attacks: {', '.join(a.name for a in actions)}); "
+                        f"for anything else give bonus and damage")
+    return found
 
 
 def participant_hp(state: GameState, p: Participant) -> tuple[int, int]:
@@ -130,10 +180,19 @@ def end_combat(ctx: ToolContext, args: EndCombatArgs) -> str:
     combat = ctx.state.combat
     if not combat.active:
         raise ToolError("there is no combat going on")
-    fallen = [p.name for p in combat.order if p.faction == "enemy" and participant_hp(ctx.state, p)[0] == 0]
+    enemies = [p for p in combat.order if p.faction == "enemy"]
+    fallen = [p.name for p in enemies if participant_hp(ctx.state, p)[0] == 0]
     rounds = combat.round
+    encounter = ctx.state.encounters.get(combat.encounter_id or "")
     combat.active, combat.round, combat.turn_index, combat.order, combat.encounter_id = False, 0, 0, [], None
     summary = f"Combat over after {rounds} round{'s' if rounds != 1 else ''}"
     if fallen:
         summary += f"; defeated: {', '.join(fallen)}"
-    return summary + (f" ({args.outcome})." if args.outcome else ".")
+    summary += f" ({args.outcome})." if args.outcome else "."
+    # The encounter's spoils go to the party once, when every enemy of it is down (not when they flee or parley).
+    if encounter is not None and encounter.loot is not None and not encounter.looted and len(fallen) == len(enemies):
+        loot = hand_out(ctx.state, encounter.loot, ctx.actor_id)
+        if loot is not None:
+            encounter.looted = True
+            return Told(f"{summary} {loot}", f"{summary} {loot}")
+    return summary

@@ -5,9 +5,10 @@ from __future__ import annotations
 from pydantic import Field, field_validator
 
 from ..errors import ToolError
+from ..shops import hand_out
 from ..state import NPC
 from ..visibility import describe_location, exits_line, npc_card, require_here, require_known_secret, require_self
-from .registry import EVERY_AGENT, NARRATIVE, NPC_AGENT, Args, ToolContext, tool
+from .registry import EVERY_AGENT, NARRATIVE, NPC_AGENT, Args, Told, ToolContext, tool
 
 
 class LocationArgs(Args):
@@ -103,7 +104,14 @@ def discover_secret(ctx: ToolContext, args: SecretArgs) -> str:
         secret.discovered = True
         opened = [ctx.state.locations[e.to].name for e in loc.exits if e.requires == key]
         tail = f" A way to {', '.join(opened)} is now open." if opened and not already else ""
-        return f"{'Already known' if already else 'Secret discovered'} at {loc.name}: {secret.text}{tail}"
+        told = f"{'Already known' if already else 'Secret discovered'} at {loc.name}: {secret.text}{tail}"
+        # What the secret hides is handed over once, when the party finds it where it is (not when it is told of).
+        if secret.loot is not None and not secret.looted and loc.id == ctx.state.current_location and not ctx.viewer.npc:
+            loot = hand_out(ctx.state, secret.loot, ctx.actor_id)
+            if loot is not None:
+                secret.looted = True
+                return Told(f"{told} {loot}", f"{told.split(':', 1)[0]}. {loot}")
+        return told
     raise ToolError(f"there is no secret '{args.secret}'")
 
 

@@ -1,0 +1,76 @@
+"""Trading: /shop shows what is sold where the party is, /buy and /sell deal at the listed prices (no model call)."""
+
+from __future__ import annotations
+
+import discord
+from discord import app_commands
+from discord.ext import commands
+
+from engine import GameError
+from engine.shops import MAX_QUANTITY, shops_here
+
+from ..client import LorekeeperBot
+from ..render import clip, shop_embed
+
+
+class TradeCog(commands.Cog):
+    def __init__(self, bot: LorekeeperBot) -> None:
+        self.bot = bot
+
+    @app_commands.command(name="shop")
+    @app_commands.guild_only()
+    async def shop(self, interaction: discord.Interaction) -> None:
+        """What the shop here sells, for how much, and how many are left."""
+        state = await self.bot.engine.state(str(interaction.channel_id))
+        await interaction.response.send_message(embed=shop_embed(state), ephemeral=True)
+
+    @app_commands.command(name="buy")
+    @app_commands.guild_only()
+    @app_commands.describe(item="Something the shop here sells (the list shows its stock)", quantity="How many")
+    async def buy(self, interaction: discord.Interaction, item: app_commands.Range[str, 1, 80],
+                  quantity: app_commands.Range[int, 1, MAX_QUANTITY] = 1) -> None:
+        """Buy from the shop here at its listed price (the Game Master sees it in the story)."""
+        await self._trade(interaction, item, quantity, selling=False)
+
+    @buy.autocomplete("item")
+    async def stock_choices(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
+        """What the shops here sell, with the price."""
+        try:
+            state = await self.bot.engine.state(str(interaction.channel_id))
+        except GameError:
+            return []
+        found = []
+        for shop in shops_here(state):
+            for entry in shop.stock:
+                info = state.items.get(entry.item)
+                if info is not None and entry.quantity != 0 and current.lower() in info.name.lower():
+                    price = entry.price or info.price
+                    found.append(app_commands.Choice(name=clip(f"{info.name} ({price})", 100), value=info.name[:100]))
+        return found[:25]
+
+    @app_commands.command(name="sell")
+    @app_commands.guild_only()
+    @app_commands.describe(item="Something you carry (the list shows your pack)", quantity="How many")
+    async def sell(self, interaction: discord.Interaction, item: app_commands.Range[str, 1, 80],
+                   quantity: app_commands.Range[int, 1, MAX_QUANTITY] = 1) -> None:
+        """Sell something you carry to the shop here, if it buys (the Game Master sees it in the story)."""
+        await self._trade(interaction, item, quantity, selling=True)
+
+    @sell.autocomplete("item")
+    async def pack_choices(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
+        try:
+            ch = await self.bot.engine.character(str(interaction.channel_id), str(interaction.user.id))
+        except GameError:
+            return []
+        return [app_commands.Choice(name=clip(f"{i.name} ×{i.quantity}", 100), value=i.name[:100])
+                for i in ch.inventory if current.lower() in i.name.lower()][:25]
+
+    async def _trade(self, interaction: discord.Interaction, item: str, quantity: int, *, selling: bool) -> None:
+        await self.bot.ack_if_busy(interaction)
+        text = await self.bot.engine.trade(str(interaction.channel_id), str(interaction.user.id),
+                                           interaction.user.display_name, item, quantity, selling=selling)
+        await self.bot.announce(interaction, f"🪙 {discord.utils.escape_markdown(text)}")
+
+
+async def setup(bot: LorekeeperBot) -> None:
+    await bot.add_cog(TradeCog(bot))
