@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from .agents import label
 from .models import ChatMessage
 from .shops import closed_because, shop_heading, shops_here, stock_lines
@@ -116,6 +118,39 @@ def _shop_section(state: GameState, shop: Shop, title: str) -> str:
     lines = [f"- {line}" for line in stock_lines(state, shop, gm=True)] or ["- nothing in stock"]
     return (f"{title}{escape(shop_heading(state, shop))}, id {shop.id}\n" + escape("\n".join(lines)) + "\n"
             + (f"Closed now: {escape(why)}." if why else rules))
+
+
+def situation(state: GameState, actor_id: str | None, carried: bool = True) -> str:
+    """The little a decision needs: where, who acts with what (`carried`: and what they carry), who else is here,
+    the fight."""
+    loc = state.location()
+    lines = [f"Place: {loc.name} ({loc.id}). Ways on: " + ", ".join(e.to for e in loc.exits if loc.exit_open(e)) + "."]
+    actor = state.characters.get(actor_id or "")
+    if actor is not None:
+        items = ", ".join(f"{i.name} ×{i.quantity}" if i.quantity > 1 else i.name for i in actor.inventory) or "nothing"
+        lines.append(f"{actor.name} ({actor.char_class}), HP {actor.hp}/{actor.max_hp}"
+                     + (f", carries {items}; purse {actor.currency.describe()}." if carried else "."))
+    here = [f"{n.name} ({n.id})" for n in state.present_npcs()]
+    if here:
+        lines.append("Here: " + ", ".join(here) + ".")
+    quests = [f"{q.title} ({q.id}, {q.status})" for q in state.quests.values() if q.status in ("offered", "active")]
+    if quests:
+        lines.append("Quests: " + "; ".join(quests) + ".")
+    if state.combat.active and state.combat.order:
+        now = state.combat.order[state.combat.turn_index % len(state.combat.order)]
+        foes = [f"{p.name} HP {p.hp}/{p.max_hp}" for p in state.combat.order if p.faction == "enemy"]
+        lines.append(f"In combat, {now.name}'s turn. Enemies: " + ", ".join(foes) + ".")
+    return escape("\n".join(lines))
+
+
+def brief_context(state: GameState, agent: AgentType, actor_id: str | None, npc: NPC | None = None) -> str:
+    """The game in a few lines, for a small model (a long context only makes it copy from it): the place in two
+    sentences, then who acts with what, who is here, the quests and the fight. An NPC's own context is short."""
+    if agent is AgentType.NPC and npc is not None:
+        return _npc_context(state, npc, actor_id)
+    loc = state.location()
+    opening = " ".join(re.split(r"(?<=[.!?])\s+", loc.description.strip())[:2])
+    return f"## Now\n{escape(opening)}\n{situation(state, actor_id, carried=False)}"
 
 
 def _party(state: GameState) -> str:

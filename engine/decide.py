@@ -26,7 +26,8 @@ from .loop import AgentRun, Limits, run_agent
 from .models import ChatMessage, ModelRequest
 from .rules import HEALING_POTIONS, SKILLS
 from .shops import shops_here
-from .state import ABILITIES, AgentType, GameState
+from .context import situation
+from .state import ABILITIES, AgentType
 from .suggestions import Suggestion, suggest
 from .tags import escape
 from .tools import TOOLS, ToolCall, ToolContext, arun_args
@@ -211,28 +212,6 @@ def potion_dice(ctx: ToolContext, text: str) -> str | None:
 
 
 # -- the prompt ------------------------------------------------------------------------------------------------------
-
-def situation(state: GameState, actor_id: str | None) -> str:
-    """The little a decision needs: where, who acts with what, who else is here, the fight."""
-    loc = state.location()
-    lines = [f"Place: {loc.name} ({loc.id}). Ways on: " + ", ".join(e.to for e in loc.exits if loc.exit_open(e)) + "."]
-    actor = state.characters.get(actor_id or "")
-    if actor is not None:
-        items = ", ".join(f"{i.name} ×{i.quantity}" if i.quantity > 1 else i.name for i in actor.inventory) or "nothing"
-        lines.append(f"{actor.name} ({actor.char_class}), HP {actor.hp}/{actor.max_hp}, carries {items}; "
-                     f"purse {actor.currency.describe()}.")
-    here = [f"{n.name} ({n.id})" for n in state.present_npcs()]
-    if here:
-        lines.append("Here: " + ", ".join(here) + ".")
-    quests = [f"{q.title} ({q.id}, {q.status})" for q in state.quests.values() if q.status in ("offered", "active")]
-    if quests:
-        lines.append("Quests: " + "; ".join(quests) + ".")
-    if state.combat.active and state.combat.order:
-        now = state.combat.order[state.combat.turn_index % len(state.combat.order)]
-        foes = [f"{p.name} HP {p.hp}/{p.max_hp}" for p in state.combat.order if p.faction == "enemy"]
-        lines.append(f"In combat, {now.name}'s turn. Enemies: " + ", ".join(foes) + ".")
-    return escape("\n".join(lines))
-
 
 def plan_request(turn: Turn, deps: Deps, hints: list[Suggestion], schema: dict[str, Any]) -> ModelRequest:
     assert turn.route is not None and turn.work is not None

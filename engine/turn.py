@@ -20,7 +20,7 @@ import structlog
 
 from . import decide, feedback, grounding, limits
 from .agents import system_prompt
-from .context import game_context, history_messages, visible_history
+from .context import brief_context, game_context, history_messages, visible_history
 from .errors import BadInput, GameError, ModelError, NoCharacter, NoGameRunning, ProviderConfigError, StaleSession, TurnFailed
 from .loop import AgentRun, Limits, ModelCall, run_agent
 from .lore.index import Hit
@@ -229,9 +229,16 @@ async def context(turn: Turn, deps: Deps) -> None:
     # a speaker's label on a new line ends its reply (a small model goes on to write the players' next lines).
     tools = not decide.two_step(deps, chosen.agent)
     stop = ["<observation>"] + ([f"</{t.name}>" for t in tools_for(chosen.agent)] if tools else ["\n["])
+    # A small model (the local one) reads a few lines of the game and one lore passage: given more, it copies.
+    brief = getattr(deps.models.get(chosen.agent), "brief", False)
+    describe = brief_context if brief else game_context
+    if brief and len(turn.passages) > 1:  # only what it was shown may be cited
+        turn.passages = turn.passages[:1]
+        if turn.ctx is not None:
+            turn.ctx.passages = turn.passages
     turn.request = ModelRequest(
         agent=chosen.agent, model=settings.model, system=system_prompt(chosen.agent, npc, tools=tools),
-        context="\n\n".join(filter(None, [game_context(state, chosen.agent, turn.author_id, npc),
+        context="\n\n".join(filter(None, [describe(state, chosen.agent, turn.author_id, npc),
                                           context_block(turn.passages) if turn.lore_checked else "",
                                           turn.referee_note,
                                           ("## Earlier in this game (from the log; older than the history below)\n"

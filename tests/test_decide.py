@@ -284,3 +284,17 @@ async def test_a_purchase_at_a_shop_is_decided_from_its_stock_and_paid_at_its_pr
     assert [c.name for c in result.calls] == ["buy"] and result.calls[0].ok, result.calls
     after = (await table.state()).characters["u1"]
     assert after.currency.total_cp() < purse and after.item("hempen rope (50 feet)") is not None
+
+
+async def test_a_small_model_reads_a_brief_context_and_one_lore_passage(table):
+    from engine.context import game_context
+
+    await two_step(table)
+    brief = ScriptedModel(["The fog thickens."])
+    brief.brief = True
+    table.engine.deps.models = {**table.engine.deps.models, AgentType.NARRATIVE: brief}
+    await table.engine.take_turn(CHANNEL, "u1", "bob", "I look at the fog.")
+    [request] = brief.requests
+    full = game_context(await table.state(), AgentType.NARRATIVE, "u1")
+    assert request.context.startswith("## Now\n") and "Aria (fighter), HP" in request.context
+    assert len(request.context) < len(full) / 2 and "Undiscovered secrets" not in request.context

@@ -44,15 +44,16 @@ class LocalModel:
 
     provider = "local"
     supports_prefill = True
+    brief = True  # the turn gives it a few lines of the game, not the whole context (engine/context.py)
 
     def __init__(self, model_path: Path | None = None, *, n_ctx: int = 8192, threads: int | None = None,
-                 repeat_penalty: float = 1.3, history: int = 1, reply_tokens: int = 200) -> None:
+                 repeat_penalty: float = 1.3, history: int = 1, reply_tokens: int = 150) -> None:
         self.model_path = model_path or shipped_model_path()
         # Greedy decoding on a 135M model loops on one phrase without a repeat penalty.
         self.repeat_penalty = repeat_penalty
         # A 135M model given a history copies its earlier replies (even four messages back) instead of answering:
         # it reads only the last `history` messages, by default the player's words alone (the summary and the
-        # game state in the system prompt carry the rest). And past ~200 tokens it only loops: replies stop there.
+        # game state in the system prompt carry the rest). And past ~150 tokens it only loops: replies stop there.
         self.history, self.reply_tokens = history, reply_tokens
         self.default_model = self.model_path.name if self.model_path else GGUF_NAME
         self.n_ctx, self.threads = n_ctx, threads
