@@ -25,6 +25,7 @@ from . import prompts
 from .loop import AgentRun, Limits, run_agent
 from .models import ChatMessage, ModelRequest
 from .rules import HEALING_POTIONS, SKILLS
+from .rules.equipment import carried_weapons
 from .shops import shops_here
 from .context import situation
 from .state import ABILITIES, AgentType
@@ -46,6 +47,7 @@ FREE_TEXT = r"^[A-Za-z][A-Za-z' -]{0,38}[A-Za-z]$"
 WORTH: dict[str, tuple[str, ...]] = {
     "modify_inventory": ("item", "quantity"), "update_hp": ("amount", "kind", "target"), "attack": ("target",),
     "start_combat": ("encounter",), "ability_check": ("dc",), "saving_throw": ("dc",), "roll": ("reason",),
+    "attack": ("target", "weapon"),
     "buy": ("quantity",), "sell": ("quantity",),
 }
 HEADING = "## What happens this turn (the engine has done it: narrate it, with these numbers)"
@@ -141,6 +143,10 @@ def _field(tool: str, name: str, ctx: ToolContext, hint: Suggestion, text: str) 
         return {"enum": [10, 12, 15, 18, 20]}
     if name == "flag":
         return {"type": "string", "pattern": r"^[a-z][a-z0-9_]{1,29}$"}
+    if name == "weapon" and tool == "attack" and actor is not None:  # the sheet's weapons: the sheet's numbers
+        weapons = [w.name for w in carried_weapons(actor)]
+        if weapons:
+            return _names(_named(weapons, text) or weapons)
     if name in ("reason", "outcome", "weapon"):
         return {"type": "string", "pattern": r"^[A-Za-z][A-Za-z' ,-]{0,58}[A-Za-z]$"}
     return None

@@ -298,3 +298,25 @@ async def test_a_small_model_reads_a_brief_context_and_one_lore_passage(table):
     full = game_context(await table.state(), AgentType.NARRATIVE, "u1")
     assert request.context.startswith("## Now\n") and "Aria (fighter), HP" in request.context
     assert len(request.context) < len(full) / 2 and "Undiscovered secrets" not in request.context
+
+
+async def test_an_attack_is_decided_with_a_weapon_from_the_sheet(table):
+    await two_step(table)
+    table.engine.deps.config.agents[AgentType.COMBAT] = AgentSettings(two_step=True)
+    state = await table.state()
+    state.current_location = "wreckers-grotto"
+    await table.store.save_state((await table.engine.session(CHANNEL)).id, state)
+    await table.turn("I draw my sword and charge the smugglers!",
+                     plan(("start_combat", {"encounter": "wreckers-ambush"})), "Steel rings.")
+    state = await table.state()
+    assert state.combat.active
+    while state.combat.order[state.combat.turn_index].id != "u1":  # play on to Aria's turn
+        state.combat.turn_index = (state.combat.turn_index + 1) % len(state.combat.order)
+    await table.store.save_state((await table.engine.session(CHANNEL)).id, state)
+    enemy = next(p for p in state.combat.order if p.faction == "enemy")
+    result = await table.turn(f"I swing my longsword at {enemy.name}.",
+                              plan(("attack", {"target": enemy.name, "weapon": "longsword"})), "Steel meets steel.")
+    attack = next(c for c in result.calls if c.name == "attack")
+    assert attack.ok and "from Aria's sheet" in attack.observation and not table.model.replies
+    args = table.model.requests[-2].schema["properties"]["attack"]["anyOf"][1]["properties"]
+    assert args["weapon"] == {"enum": ["longsword"]} and enemy.name in args["target"]["enum"]
