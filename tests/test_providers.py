@@ -647,3 +647,24 @@ async def test_sse_events_are_the_same_however_the_bytes_are_cut():
 
     for size in (1, 2, 3, 5, 7, 64, len(stream)):
         assert [e async for e in events(cut(size))] == expected, size
+
+
+async def test_a_weak_hosted_model_plays_two_step_turns_held_to_the_schema_by_the_server(tmp_path, server):
+    """Switched on by config for an OpenAI-compatible server: the real SDK sends the plan's schema as
+    response_format, the engine runs what comes back, and the narration request has no tools."""
+    from engine.config import AgentSettings
+
+    server.add(Step('{"change_location": {"location": "brine-cup-tavern"}}'), Step("Warm light spills out."))
+    table, ctx, _ = await table_with(tmp_path, gpt(server))
+    try:
+        table.engine.deps.config.agents[AgentType.NARRATIVE] = AgentSettings(provider="openai", two_step=True)
+        result = await table.engine.take_turn(CHANNEL, "u1", "bob", "I walk into the Brine Cup tavern.")
+        assert result.reply == "Warm light spills out." and [c.name for c in result.calls] == ["change_location"]
+        assert (await table.state()).current_location == "brine-cup-tavern"
+        plan, narration = (r.body for r in posts(server))
+        schema = plan["response_format"]["json_schema"]["schema"]
+        assert plan["response_format"]["type"] == "json_schema" and list(schema["properties"]) == ["change_location"]
+        assert "response_format" not in narration and "## Your tools" not in narration["messages"][0]["content"]
+        assert "What happens this turn" in narration["messages"][0]["content"]
+    finally:
+        await ctx.__aexit__(None, None, None)
