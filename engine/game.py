@@ -229,6 +229,11 @@ class Engine:
 
         return await self._write(channel_id, change)
 
+    def _player_context(self, state: GameState, owner_id: str) -> ToolContext:
+        """For what a player does directly (/rest, /cast): the next turn's dice, acting as the narrator would."""
+        return ToolContext(state, random.Random(turn_seed(state.seed, state.turn + 1)), AgentType.NARRATIVE, owner_id,
+                           deps=self.deps)
+
     async def rest(self, channel_id: str, owner_id: str, author_name: str, kind: str) -> str:
         """A short or long rest for the caller's character, without asking the model."""
         if kind not in ("short", "long"):
@@ -238,8 +243,7 @@ class Engine:
             state = session.state
             if owner_id not in state.characters:
                 raise NoCharacter()
-            ctx = ToolContext(state, random.Random(turn_seed(state.seed, state.turn + 1)), AgentType.NARRATIVE, owner_id,
-                              deps=self.deps)
+            ctx = self._player_context(state, owner_id)
             name = state.characters[owner_id].name
             try:
                 text = (short_rest(ctx, ShortRestArgs(character=name)) if kind == "short"
@@ -264,8 +268,7 @@ class Engine:
             state = session.state
             if owner_id not in state.characters:
                 raise NoCharacter()
-            ctx = ToolContext(state, random.Random(turn_seed(state.seed, state.turn + 1)), AgentType.NARRATIVE, owner_id,
-                              deps=self.deps)
+            ctx = self._player_context(state, owner_id)
             text = cast(ctx, state.characters[owner_id], spell, target, level, mode)
             state.turn += 1
             lines.append(Message(channel_id=channel_id, author_id=owner_id, author_name=author_name,

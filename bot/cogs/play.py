@@ -25,6 +25,17 @@ from ..render import NO_PINGS, clip, quests_embed
 from ..tree import InputError
 
 
+
+async def carried_choices(bot: LorekeeperBot, interaction: discord.Interaction, current: str
+                          ) -> list[app_commands.Choice[str]]:
+    """What the one typing carries, with how many (for /use and /sell)."""
+    try:
+        ch = await bot.engine.character(str(interaction.channel_id), str(interaction.user.id))
+    except GameError:
+        return []
+    return [app_commands.Choice(name=clip(f"{i.name} ×{i.quantity}", 100), value=i.name[:100])
+            for i in ch.inventory if current.lower() in i.name.lower()][:25]
+
 class DiceTransformer(app_commands.Transformer):
     """A dice expression, rolled as it is parsed; a bad one is a friendly error, not a stack trace."""
 
@@ -117,13 +128,7 @@ class PlayCog(commands.Cog):
 
     @use.autocomplete("item")
     async def item_choices(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
-        """What the one typing carries."""
-        try:
-            ch = await self.bot.engine.character(str(interaction.channel_id), str(interaction.user.id))
-        except GameError:
-            return []
-        return [app_commands.Choice(name=clip(f"{i.name} ×{i.quantity}", 100), value=i.name[:100])
-                for i in ch.inventory if current.lower() in i.name.lower()][:25]
+        return await carried_choices(self.bot, interaction, current)
 
     async def _act(self, interaction: discord.Interaction, action: str, debug: bool | None = None) -> None:
         """Play an action; refusals (no game, no character, someone not here) come before the defer, so they

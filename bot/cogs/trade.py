@@ -11,6 +11,7 @@ from engine.shops import MAX_QUANTITY, shops_here
 
 from ..client import LorekeeperBot
 from ..render import clip, shop_embed
+from .play import carried_choices
 
 
 class TradeCog(commands.Cog):
@@ -58,12 +59,7 @@ class TradeCog(commands.Cog):
 
     @sell.autocomplete("item")
     async def pack_choices(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
-        try:
-            ch = await self.bot.engine.character(str(interaction.channel_id), str(interaction.user.id))
-        except GameError:
-            return []
-        return [app_commands.Choice(name=clip(f"{i.name} ×{i.quantity}", 100), value=i.name[:100])
-                for i in ch.inventory if current.lower() in i.name.lower()][:25]
+        return await carried_choices(self.bot, interaction, current)
 
     async def _trade(self, interaction: discord.Interaction, item: str, quantity: int, *, selling: bool) -> None:
         await self.bot.ack_if_busy(interaction)
