@@ -45,7 +45,7 @@ FREE_TEXT = r"^[A-Za-z][A-Za-z' -]{0,38}[A-Za-z]$"
 # Arguments worth deciding besides the required ones and those a suggestion already gave: the rest keep their
 # defaults (each one the model writes is time on a small model and a chance to go wrong).
 WORTH: dict[str, tuple[str, ...]] = {
-    "modify_inventory": ("item", "quantity"), "update_hp": ("amount", "kind", "target"), "attack": ("target",),
+    "modify_inventory": ("item", "quantity"), "update_hp": ("amount", "kind", "target"), "cast_spell": ("target",),
     "start_combat": ("encounter",), "ability_check": ("dc",), "saving_throw": ("dc",), "roll": ("reason",),
     "attack": ("target", "weapon"),
     "buy": ("quantity",), "sell": ("quantity",),

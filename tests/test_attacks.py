@@ -81,7 +81,7 @@ def test_refused_attacks_change_nothing(state):
     for tag, said in (('<attack target="Rat" weapon="light crossbow"/>', "has no crossbow bolts left"),
                       ('<attack target="Nobdy" weapon="longsword"/>', "no one called 'Nobdy'"),
                       ('<attack target="Aria" weapon="longsword"/>', "cannot attack themselves"),
-                      ('<attack target="Rat" weapon="rapier"/>', "give the damage")):
+                      ('<attack target="Rat" weapon="rapier"/>', "Aria carries no rapier")):
         done = call(cctx, tag)
         assert not done.ok and said in done.observation, done.observation
     assert unchanged(state, before)

@@ -447,8 +447,10 @@ def test_quests_in_other_scripts_stay_apart(state):
 # --- attacks the engine resolves -------------------------------------------------------------------------------------
 
 def fight(state, ac: int, hp: int = 30, seed: int = 1):
+    """A fight with a Rat, and a Mercenary with no stat block (whose attacks take the numbers given)."""
     ctx = ctx_for(state, seed=seed)
-    assert call(ctx, f'<start_combat>{{"enemy": [{{"name": "Rat", "hp": {hp}, "ac": {ac}}}]}}</start_combat>').ok
+    enemies = f'[{{"name": "Rat", "hp": {hp}, "ac": {ac}}}, {{"name": "Mercenary", "hp": 20, "ac": 12}}]'
+    assert call(ctx, f'<start_combat>{{"enemy": {enemies}}}</start_combat>').ok
     rat = next(p for p in state.combat.order if p.name == "Rat")
     return ctx_for(state, agent=COMBAT, seed=seed), rat
 
@@ -469,11 +471,11 @@ def test_an_attack_rolls_against_ac_and_deals_damage_only_on_a_hit(state):
 
     from tests.conftest import new_state
 
-    # a weapon that is not on Aria's sheet: the numbers given count (tests/test_attacks.py: a weapon on the sheet)
-    tag = '<attack attacker="Aria" target="Rat" weapon="broken bottle" bonus="4" damage="1d8+2"/>'
+    # someone with no sheet and no stat block: the numbers given count (tests/test_attacks.py: a sheet's weapon)
+    tag = '<attack attacker="Mercenary" target="Rat" weapon="broken bottle" bonus="4" damage="1d8+2"/>'
     state, rat, hit = attack_until(new_state, 12, tag, lambda o: ", hit;" in o)
     dealt = int(re.search(r"damage 1d8\+2 → (\d+)", hit.observation).group(1))
-    assert hit.ok and "Aria attacks Rat with broken bottle: 1d20+4 →" in hit.observation and "vs AC 12" in hit.observation
+    assert hit.ok and "Mercenary attacks Rat with broken bottle: 1d20+4 →" in hit.observation and "vs AC 12" in hit.observation
     assert rat.hp == 30 - dealt and f"Rat takes {dealt} damage: HP {30 - dealt}/30." in hit.observation
     state, rat, miss = attack_until(new_state, 12, tag, lambda o: ", miss" in o)
     assert miss.ok and "No damage." in miss.observation and rat.hp == 30  # a miss rolls no damage at all
@@ -484,10 +486,10 @@ def test_an_attack_rolls_against_ac_and_deals_damage_only_on_a_hit(state):
 def test_a_natural_20_hits_anything_and_doubles_the_dice_and_a_natural_1_always_misses(state):
     from tests.conftest import new_state
 
-    tag = '<attack attacker="Aria" target="Rat" bonus="-5" damage="1d6+2"/>'
+    tag = '<attack attacker="Mercenary" target="Rat" bonus="-5" damage="1d6+2"/>'
     state, rat, crit = attack_until(new_state, 30, tag, lambda o: "critical" in o)
     assert "critical hit (damage dice doubled); damage 2d6+2 →" in crit.observation and rat.hp < 30
-    tag = '<attack attacker="Aria" target="Rat" bonus="25" damage="1d6"/>'
+    tag = '<attack attacker="Mercenary" target="Rat" bonus="25" damage="1d6"/>'
     state, rat, fumble = attack_until(new_state, 5, tag, lambda o: "natural 1" in o)
     assert ", miss (natural 1). No damage." in fumble.observation and rat.hp == 30
 
@@ -495,14 +497,15 @@ def test_a_natural_20_hits_anything_and_doubles_the_dice_and_a_natural_1_always_
 def test_attack_arguments_and_defaults(state):
     cctx, rat = fight(state, ac=10)
     before = state.model_copy(deep=True)
-    failing(cctx, '<attack target="Nobody" damage="1d6"/>', "no one called 'Nobody'")
+    failing(cctx, '<attack target="Nobody" weapon="longsword"/>', "no one called 'Nobody'")
     failing(cctx, '<attack target="Rat" damage="a fistful"/>', "bad arguments")
     failing(cctx, '<attack attacker="Rat" target="Aria" damage="1d4"/>', "give the attack's bonus")
     assert unchanged(state, before)
-    default = call(cctx, '<attack target="Rat" damage="1d8"/>')  # the acting player's character, its own bonus
-    aria = state.characters["u1"]
-    bonus = 2 + max(aria.abilities.mod("strength"), aria.abilities.mod("dexterity"))
-    assert default.ok and default.observation.startswith(f"Aria attacks Rat: 1d20{bonus:+d} →")
+    # The acting player's character by default, by the sheet: a weapon it carries, never numbers the model gave.
+    failing(cctx, '<attack target="Rat" damage="1d8"/>', "Aria must attack with a weapon they carry")
+    assert unchanged(state, before)
+    default = call(cctx, '<attack target="Rat" weapon="longsword"/>')
+    assert default.ok and default.observation.startswith("Aria attacks Rat with longsword: 1d20+5 →")
     enemy = call(cctx, '<attack attacker="Rat" target="Aria" bonus="3" damage="1d4" roll="advantage"/>')
     assert enemy.ok and "Rat attacks Aria: 1d20+3 adv →" in enemy.observation
 
@@ -534,3 +537,16 @@ def test_a_roll_tells_players_whose_it_is_and_what_for(state):
     now = state.combat.order[state.combat.turn_index].name
     assert call(ctx_for(state, AgentType.COMBAT), "<roll>1d6</roll>").meta["public"].startswith(f"{now}: 1d6 →")
     assert call(ctx_for(state, actor=None), '<roll>1d4</roll>').meta["public"].startswith(f"{now}: 1d4")
+
+
+def test_a_player_characters_attack_takes_the_sheets_numbers_or_none(state):
+    from tests.conftest import new_state
+
+    state = new_state()
+    cctx, rat = fight(state, 12)
+    for tag in ('<attack attacker="Aria" target="Rat" weapon="greataxe" bonus="30" damage="99d12+99"/>',
+                '<attack attacker="Aria" target="Rat" bonus="30" damage="99d12+99"/>'):
+        failing(cctx, tag, "a player character's attack takes its numbers from the sheet")
+    assert rat.hp == 30
+    failing(cctx, '<attack attacker="Aria" target="Odile Farrow" weapon="longsword"/>', "Odile Farrow is not here")
+    assert state.npcs["odile-farrow"].hp == state.npcs["odile-farrow"].max_hp

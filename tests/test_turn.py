@@ -89,9 +89,9 @@ async def test_players_read_each_change_whole_and_without_internal_ids(table):
                           Participant(id="rat-1", name="Giant Rat 1", faction="enemy", initiative=5, ac=1, hp=1, max_hp=7)]
     session = await table.engine.session(CHANNEL)
     await table.store.save_state(session.id, state)
-    hit = await table.turn("I stab the rat.", '<attack target="Giant Rat 1" bonus="30" damage="1d4+5"/>', "It squeaks its last.")
+    hit = await table.turn("I stab the rat.", '<attack target="Giant Rat 1" weapon="longsword"/>', "It squeaks its last.")
     [line] = hit.mechanics()
-    assert line.startswith("🎲 Aria attacks Giant Rat 1: 1d20+30 →") and line.endswith("Giant Rat 1 is defeated.")
+    assert line.startswith("🎲 Aria attacks Giant Rat 1 with longsword: 1d20+5 →") and line.endswith("Giant Rat 1 is defeated.")
     state = await table.state()
     state.combat.active = False
     await table.store.save_state(session.id, state)

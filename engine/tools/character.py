@@ -177,8 +177,14 @@ def attack(ctx: ToolContext, args: AttackArgs) -> str:
         mode = None if args.roll == "normal" else args.roll
         told = weapon_attack(ctx, sheet, args.weapon or "", args.target, mode)
         return Told(f"{told} (to-hit and damage from {sheet.name}'s sheet)", told.public)
+    pc = ctx.state.characters.get(ctx.actor_id or "") if args.attacker is None else ctx.state.find_character(args.attacker)
+    if pc is not None:  # a player character attacks by the sheet, never by numbers the model wrote
+        carried = ", ".join(w.name for w in carried_weapons(pc)) or "none"
+        what = f"carries no {args.weapon}" if args.weapon else "must attack with a weapon they carry"
+        raise ToolError(f"{pc.name} {what} (weapons: {carried}); a player character's attack takes its numbers "
+                        "from the sheet")
     attacker = _attacker_name(ctx, args.attacker)
-    target = resolve_hp_target(ctx, args.target)
+    target = resolve_hp_target(ctx, args.target, reach=True)
     # A creature with a stat block attacks by it: its numbers, not the ones the agent wrote.
     action = creature_attack(ctx.state, args.attacker, args.weapon, improvised=args.damage is not None)
     if action is None and args.damage is None:
@@ -224,7 +230,7 @@ def weapon_attack(ctx: ToolContext, ch: Character, weapon: str, target: str | No
         attack_ = profile(ch, find_weapon(ch, weapon))
     except BadInput as exc:
         raise ToolError(exc.message.rstrip(".")) from None
-    foe = resolve_hp_target(ctx, target) if target else None
+    foe = resolve_hp_target(ctx, target, reach=True) if target else None
     if foe is ch:
         raise ToolError(f"{ch.name} cannot attack themselves")
     w = attack_.weapon
@@ -319,8 +325,9 @@ def _apply_hp(target: Character | NPC | Participant, amount: int, kind: str) -> 
     return f"{name} {change}: HP {new}/{max_hp}.{note}"
 
 
-def resolve_hp_target(ctx: ToolContext, ref: str | None) -> Character | NPC | Participant:
-    """A combatant by name first (enemies live only in combat), then a character, then an NPC."""
+def resolve_hp_target(ctx: ToolContext, ref: str | None, *, reach: bool = False) -> Character | NPC | Participant:
+    """A combatant by name first (enemies live only in combat), then a character, then an NPC (`reach`: only one
+    who is here, as for a blow or a spell)."""
     if ref is None:
         return ctx.character(None)
     key = ref.strip().lower()
@@ -334,7 +341,9 @@ def resolve_hp_target(ctx: ToolContext, ref: str | None) -> Character | NPC | Pa
         return ch
     npc = ctx.state.find_npc(ref)
     if npc is not None:
-        return npc
+        if not reach or npc in ctx.state.present_npcs():
+            return npc
+        raise ToolError(f"{npc.name} is not here")  # no blow or spell reaches across the map
     names = [c.name for c in ctx.state.characters.values()] + [p.name for p in ctx.state.combat.order if p.hp is not None]
     close = difflib.get_close_matches(key, [n.lower() for n in names] + [n.name.lower() for n in ctx.state.present_npcs()],
                                       n=1, cutoff=0.6)

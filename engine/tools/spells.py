@@ -95,7 +95,7 @@ def _targets(ctx: ToolContext, ch: Character, spell: Spell, slot: int | None, te
     found: list[Target] = []
     for n in names:
         try:
-            t = resolve_hp_target(ctx, n)
+            t = resolve_hp_target(ctx, n, reach=True)
         except ToolError:
             raise BadInput(_nobody(ctx, n)) from None
         if any(t is f for f in found):
