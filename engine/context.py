@@ -10,7 +10,7 @@ from .shops import closed_because, shop_heading, shops_here, stock_lines
 from .state import NPC, AgentType, Encounter, GameState, Loot, Message, Shop
 from .tags import escape
 from .tools.character import character_sheet
-from .tools.combat import stat_block_attacks, tracker
+from .tools.combat import participant_hp, stat_block_attacks, tracker
 from .tools.quests import quest_line
 from .visibility import GM, Viewer, describe_location, here, recall, visible_history
 
@@ -138,7 +138,8 @@ def situation(state: GameState, actor_id: str | None, carried: bool = True) -> s
         lines.append("Quests: " + "; ".join(quests) + ".")
     if state.combat.active and state.combat.order:
         now = state.combat.order[state.combat.turn_index % len(state.combat.order)]
-        foes = [f"{p.name} HP {p.hp}/{p.max_hp}" for p in state.combat.order if p.faction == "enemy"]
+        foes = [f"{p.name} HP {'{}/{}'.format(*participant_hp(state, p))}" for p in state.combat.order
+                if p.faction == "enemy"]
         lines.append(f"In combat, {now.name}'s turn. Enemies: " + ", ".join(foes) + ".")
     return escape("\n".join(lines))
 

@@ -73,9 +73,34 @@ def candidates(turn: Turn, deps: Deps) -> list[Suggestion]:
         npc = turn.work.npcs.get(turn.route.npc.id) if turn.route.npc else None
         hints = suggest(turn.work, turn.text, turn.route.agent, npc, deps.config.turn.suggestion_limit, turn.author_id)
     tools = {h.tool for h in hints}
-    return [h for h in hints if h.tool in TOOLS and turn.ctx.agent in TOOLS[h.tool].agents
-            and not (h.tool == "modify_inventory" and not {"item", "currency", "quantity"} & set(h.args))
-            and not (h.tool == "roll" and "update_hp" in tools)]
+    out = []
+    for h in hints:
+        if h.tool not in TOOLS or turn.ctx.agent not in TOOLS[h.tool].agents:
+            continue
+        if h.tool == "modify_inventory" and (not {"item", "currency", "quantity"} & set(h.args)
+                                             or "currency" in h.args and int(h.args.get("quantity", "0")) > 0):
+            continue  # goods it cannot name, or coin coming in on the player's word alone ("I pocket 9999 gold")
+        if h.tool == "roll" and "update_hp" in tools:
+            continue
+        secret = _guarded_secret(turn, h)
+        if secret is not None:  # what a check guards is found by the check, against the adventure's DC
+            actor = turn.work.characters.get(turn.author_id)
+            if actor is None or "ability_check" in tools:
+                continue
+            h = Suggestion("ability_check", f"searching may find it: {secret.skill or 'a'} check, DC {secret.dc}",
+                           h.confidence, {"character": actor.name, "obstacle": secret.id})
+        out.append(h)
+    return out
+
+
+def _guarded_secret(turn: Turn, hint: Suggestion):
+    """The undiscovered secret a narrator's discover_secret would reveal, when the adventure guards it with a DC."""
+    if hint.tool != "discover_secret" or turn.ctx is None or turn.ctx.agent is not AgentType.NARRATIVE:
+        return None
+    assert turn.work is not None
+    found = next((s for loc in turn.work.locations.values() for s in loc.secrets if s.id == hint.args.get("secret")),
+                 None)
+    return found if found is not None and not found.discovered and found.dc is not None else None
 
 
 # -- the schema ------------------------------------------------------------------------------------------------------
@@ -241,15 +266,52 @@ def plan_request(turn: Turn, deps: Deps, hints: list[Suggestion], schema: dict[s
 _OBJECT = re.compile(r"\{.*\}", re.S)
 
 
-def read_plan(reply: str, hints: list[Suggestion]) -> list[tuple[str, dict[str, Any]]]:
-    """The calls a reply decides, in the candidates' order; keys that are no candidate are ignored."""
+def read_plan(reply: str, hints: list[Suggestion], schema: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The calls a reply decides, in the candidates' order: keys that are no candidate are ignored, and a call
+    whose arguments break its schema is dropped (a hosted model is asked to follow it, not forced)."""
     found = _OBJECT.search(reply or "")
     if found is None:
         raise ValueError("no JSON object in the reply")
     data = json.loads(found.group())
     if not isinstance(data, dict):
         raise ValueError("the reply is not a JSON object")
-    return [(h.tool, data[h.tool]) for h in hints if isinstance(data.get(h.tool), dict)]
+    out = []
+    for h in hints:
+        args = data.get(h.tool)
+        if isinstance(args, dict):
+            if conforms(args, schema["properties"][h.tool]["anyOf"][1]):
+                out.append((h.tool, args))
+            else:
+                log.warning("plan_call_dropped", tool=h.tool, args=str(args)[:200])
+    return out
+
+
+def conforms(value: Any, schema: dict[str, Any]) -> bool:
+    """Whether `value` follows `schema`, for the parts of JSON schema the plan uses: enum, type, pattern, minimum
+    and maximum, properties with required and no others, anyOf."""
+    if "anyOf" in schema:
+        return any(conforms(value, s) for s in schema["anyOf"])
+    if "enum" in schema:
+        return any(value == e and type(value) is type(e) for e in schema["enum"])
+    kind = schema.get("type")
+    if kind == "null":
+        return value is None
+    if kind == "object":
+        props = schema.get("properties", {})
+        return (isinstance(value, dict) and set(value) <= set(props) and set(schema.get("required", [])) <= set(value)
+                and all(conforms(v, props[k]) for k, v in value.items()))
+    if kind == "integer":
+        return (isinstance(value, int) and not isinstance(value, bool) and schema.get("minimum", value) <= value
+                <= schema.get("maximum", value))
+    if kind == "string":
+        return isinstance(value, str) and ("pattern" not in schema or re.search(schema["pattern"], value) is not None)
+    if kind == "boolean":
+        return isinstance(value, bool)
+    if kind == "number":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if kind == "array":
+        return isinstance(value, list) and all(conforms(v, schema.get("items", {})) for v in value)
+    return kind is None  # a shape the plan does not narrow: the tool's own validation judges it
 
 
 async def decide(turn: Turn, deps: Deps) -> None:
@@ -259,12 +321,13 @@ async def decide(turn: Turn, deps: Deps) -> None:
     hints = candidates(turn, deps)
     if not hints:
         return
-    request = plan_request(turn, deps, hints, plan_schema(hints, turn.ctx, turn.text))
+    schema = plan_schema(hints, turn.ctx, turn.text)
+    request = plan_request(turn, deps, hints, schema)
     run = AgentRun()
     limits = Limits(tool_quota=1, max_rounds=1, generation_timeout=deps.config.turn.generation_timeout)
     try:
         await run_agent(deps.models[turn.route.agent], request, turn.ctx, limits, deps.sleep, run, tools=False)
-        plan = read_plan(run.reply, hints)
+        plan = read_plan(run.reply, hints, schema)
     except Exception as exc:  # a model failure or an unreadable plan: the turn goes on with nothing decided
         log.warning("plan_unreadable", channel_id=turn.session.channel_id, error=f"{type(exc).__name__}: {exc}"[:200],
                     reply=(run.reply or "")[:200])

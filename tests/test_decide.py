@@ -90,8 +90,9 @@ async def test_a_plan_that_cannot_be_read_decides_nothing_and_the_turn_goes_on(t
     assert after.characters["u1"] == before.characters["u1"]
 
 
-async def test_a_decided_call_that_fails_changes_nothing_and_the_narrator_is_told_it_did_not_happen(table):
+async def test_a_decided_call_that_fails_changes_nothing_and_the_narrator_is_told_it_did_not_happen(table, monkeypatch):
     await two_step(table, hp=3)
+    monkeypatch.setattr(decide, "conforms", lambda value, schema: True)  # past the schema check, the tool refuses it
     state = await table.state()
     result = await table.turn("I drink my healing potion.",
                               plan(("modify_inventory", {"item": "healing potion", "quantity": -1})),
@@ -320,3 +321,41 @@ async def test_an_attack_is_decided_with_a_weapon_from_the_sheet(table):
     assert attack.ok and "from Aria's sheet" in attack.observation and not table.model.replies
     args = table.model.requests[-2].schema["properties"]["attack"]["anyOf"][1]["properties"]
     assert args["weapon"] == {"enum": ["longsword"]} and enemy.name in args["target"]["enum"]
+
+
+async def test_a_decided_call_that_breaks_its_schema_is_dropped(table):
+    """A hosted model is asked to follow the schema, not forced: the engine checks what it wrote."""
+    await two_step(table, hp=3, potions=1)
+    before = await table.state()
+    result = await table.turn("I drink my healing potion.",
+                              plan(("update_hp", {"amount": "500", "kind": "healing", "target": "Aria"}),
+                                   ("modify_inventory", {"item": "gold crown", "quantity": 500})), "Nothing happens.")
+    assert result.calls == [] and (await table.state()).characters["u1"] == before.characters["u1"]
+
+
+async def test_coin_coming_in_on_the_players_word_alone_is_no_candidate(table):
+    await two_step(table)
+    result = await table.turn("I pocket 9999 gold from the counter.", "Nice try.")
+    assert result.calls == [] and len(table.model.requests) == 1
+
+
+async def test_a_secret_the_adventure_guards_with_a_dc_is_found_by_the_check(table):
+    await two_step(table)
+    state = await table.state()
+    guarded = next((loc, s) for loc in state.locations.values() for s in loc.secrets if s.dc is not None)
+    loc, secret = guarded
+    state.current_location = loc.id
+    await table.store.save_state((await table.engine.session(CHANNEL)).id, state)
+    from engine.suggestions import Suggestion as S
+    from engine.turn import Turn
+
+    session = await table.engine.session(CHANNEL)
+    turn = Turn(session, "u1", "bob", "I search for it.")
+    turn.route, turn.work = type("R", (), {"agent": AgentType.NARRATIVE, "npc": None})(), state
+    turn.ctx = ToolContext(state, None, AgentType.NARRATIVE, "u1")
+    turn.hints = [S("discover_secret", "found?", 0.6, {"secret": secret.id}), S("roll", "a check", 0.6)]
+    [check, roll] = decide.candidates(turn, table.engine.deps)
+    assert check.tool == "ability_check" and check.args == {"character": "Aria", "obstacle": secret.id}
+    assert roll.tool == "roll"
+    assert decide.conforms({"character": "Aria", "obstacle": secret.id},
+                           decide.action_schema(check, turn.ctx, turn.text) | {"required": []}) is True
