@@ -4,6 +4,7 @@ handing out spoils. Prices come from the adventure, never from a model's words; 
 from __future__ import annotations
 
 from .errors import ToolError
+from .rules.equipment import armor_class, sync_armor_class
 from .state import COIN_VALUE, Character, GameState, Item, ItemInfo, Loot, Price, Shop, ShopItem, coins_worth, slug
 
 MAX_QUANTITY = 100  # bought or sold at once
@@ -155,10 +156,12 @@ def sell(state: GameState, ch: Character, shop: Shop, ref: str, quantity: int) -
     paid = listed.cp() * quantity * shop.buy_rate // 100
     if paid == 0:
         raise ToolError(f"{held.name} is worth nothing to {shop.name}")
+    worn = armor_class(ch)
     if held.quantity == quantity:
         ch.inventory.remove(held)
     else:
         held.quantity -= quantity
+    sync_armor_class(ch, worn)  # armour sold: the AC follows it
     _add_coins(ch, paid)
     if entry is not None and entry.quantity is not None:
         entry.quantity += quantity
@@ -167,11 +170,14 @@ def sell(state: GameState, ch: Character, shop: Shop, ref: str, quantity: int) -
 
 
 def _give(ch: Character, name: str, quantity: int) -> None:
+    """Into the pack (bought or looted); armour or a shield that comes in moves the AC, as the sheet reckons it."""
+    worn = armor_class(ch)
     held = ch.item(name)
     if held is None:
         ch.inventory.append(Item(name=name, quantity=quantity))
     else:
         held.quantity += quantity
+    sync_armor_class(ch, worn)
 
 
 def _add_coins(ch: Character, cp: int) -> None:

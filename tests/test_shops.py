@@ -169,3 +169,18 @@ async def test_a_player_sells_back_for_half(table):
     aria = (await table.state()).characters["u1"]
     assert "for 12 gp 5 sp (50% of 25 gp each)" in told and aria.currency.gp == 12 and aria.currency.sp == 5
     assert aria.item("brass ship's compass") is None
+
+
+def test_armour_bought_or_looted_moves_the_armour_class():
+    from engine.characters import make_character
+    from engine.rules.equipment import armor_class
+    from engine.shops import _give
+
+    aria = make_character("u1", "Aria", "fighter")
+    aria.inventory = [i for i in aria.inventory if i.name != "shield"]
+    aria.ac = armor_class(aria).value  # 16: chain mail alone
+    _give(aria, "shield", 1)
+    assert aria.ac == armor_class(aria).value == 18
+    aria.ac = 21  # a hand-set AC (an imported sheet's) is left as given
+    _give(aria, "plate armor", 1)
+    assert aria.ac == 21
