@@ -230,7 +230,6 @@ def plan_schema(hints: list[Suggestion], ctx: ToolContext, text: str = "") -> di
     return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
 
 
-
 def potion_dice(ctx: ToolContext, text: str) -> str | None:
     """The healing of the potion the message names and the acting character carries (SRD 5.1), if any."""
     actor = ctx.state.characters.get(ctx.actor_id or "")

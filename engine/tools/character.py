@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import difflib
-import re
 from typing import Literal
 
 from pydantic import Field, model_validator
 
 from ..dice import roll as roll_dice
 from ..errors import BadInput, ToolError
-from ..rules import spells
-from ..rules import origins
-from ..rules.attacks import find_weapon, profile, swing
+from ..rules import origins, spells
+from ..rules.attacks import critical as doubled, find_weapon, profile, swing
 from ..rules.checks import Mode
 from ..rules.data import rules, weapon as weapon_by_name
 from ..rules.equipment import armor_class, carried_weapons, sync_armor_class
@@ -164,7 +162,6 @@ class AttackArgs(Args):
     roll: Literal["normal", "advantage", "disadvantage"] = "normal"
 
 
-_DICE_TERM = re.compile(r"(\d*)d(\d+)")
 
 
 @tool(example='<attack attacker="Tamsin" target="Goblin 1" weapon="shortsword"/> (a player character\'s weapon: '
@@ -201,7 +198,7 @@ def attack(ctx: ToolContext, args: AttackArgs) -> str:
         missed = f"{head}, miss{' (natural 1)' if to_hit.natural == 1 else ''}. No damage."
         return Told(missed, missed)
     critical = to_hit.natural == 20
-    expression = _DICE_TERM.sub(lambda m: f"{2 * int(m.group(1) or 1)}d{m.group(2)}", damage) if critical else damage
+    expression = doubled(damage) if critical else damage
     hurt = roll_dice(expression, ctx.rng)
     applied = _apply_hp(target, max(0, hurt.total), "damage")
     kind = "critical hit (damage dice doubled)" if critical else "hit"

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import difflib
 import random
-import re
 from typing import Literal
 
 from pydantic import Field
@@ -14,6 +13,7 @@ from ..dice import Roll, roll as roll_dice
 from ..errors import BadInput, ToolError
 from ..rules import check
 from ..rules import spells as rules
+from ..rules.attacks import critical as doubled
 from ..rules.spells import Spell, ordinal
 from ..state import NPC, Character, Participant
 from .character import _apply_hp, resolve_hp_target
@@ -119,9 +119,6 @@ def _names(targets: list[Target]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
-_TERM = re.compile(r"(\d*)d(\d+)")
-
-
 def _attacks(rng: random.Random, ch: Character, spell: Spell, slot: int | None, targets: list[Target],
              mode: Mode) -> list[str]:
     """One spell attack per beam, ray or dart (the extra ones at the last target named); a natural 20 doubles the
@@ -143,7 +140,7 @@ def _attacks(rng: random.Random, ch: Character, spell: Spell, slot: int | None, 
             continue
         expression = rules.dice_for(spell, spell.damage, slot, ch)
         if critical:
-            expression = _TERM.sub(lambda m: f"{2 * int(m.group(1) or 1)}d{m.group(2)}", expression)
+            expression = doubled(expression)
         hurt = roll_dice(expression, rng)
         dealt += max(0, hurt.total)
         kind = "critical hit (damage dice doubled)" if critical else "hit"
