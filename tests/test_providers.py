@@ -601,34 +601,28 @@ async def test_a_base_url_without_v1_that_answers_404_gets_that_hint_and_connect
     assert AnthropicModel(anthropic.AsyncAnthropic(api_key=KEY))._where() == "Anthropic"  # the API itself: no URL
 
 
-async def test_requests_take_the_connection_pools_in_turn_and_closing_closes_them_all(monkeypatch):
-    import httpx2
+@pytest.mark.parametrize("sdk_name", ["openai", "anthropic"])
+def test_the_sdks_send_through_their_aiohttp_transport_and_keep_the_environments_proxy(monkeypatch, sdk_name):
+    import importlib
 
-    from engine.providers.pools import SpreadTransport, http_client
+    from engine.providers.http import http_client
 
-    seen = []
+    sdk = importlib.import_module(sdk_name)
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.example:3128")
+    client = http_client(sdk)
+    assert type(client._transport).__name__ == "AiohttpTransport"
+    proxied = list(client._mounts.values())
+    assert [type(t).__name__ for t in proxied] == ["AiohttpTransport"]
+    assert str(proxied[0].proxy.url) == "http://proxy.example:3128"
 
-    class Pool(httpx2.AsyncBaseTransport):
-        def __init__(self, **kwargs):
-            self.limits, self.closed = kwargs["limits"], False
+    class NoTransport:  # an SDK build without the aiohttp extra raises when the client is made
+        __name__ = "old_sdk"
 
-        async def handle_async_request(self, request):
-            seen.append(self)
-            return httpx2.Response(200, request=request)
+        class DefaultAioHttpClient:
+            def __init__(self):
+                raise RuntimeError("To use the aiohttp client you must have installed the package with the `aiohttp` extra")
 
-        async def aclose(self):
-            self.closed = True
-
-    monkeypatch.setattr(httpx2, "AsyncHTTPTransport", Pool)
-    spread = SpreadTransport(pools=3)
-    assert {p.limits.max_keepalive_connections for p in spread.pools} == {33}  # the SDKs' 100, shared out
-    for _ in range(6):
-        await spread.handle_async_request(httpx2.Request("POST", "http://127.0.0.1/v1/chat/completions"))
-    assert seen == spread.pools * 2
-    await spread.aclose()
-    assert all(p.closed for p in spread.pools)
-    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.example:3128")  # a proxy: the SDK's own client, which honours it
-    assert http_client(dict) is None
+    assert http_client(NoTransport()) is None  # the SDK's default httpx client then
 
 
 async def test_sse_events_are_the_same_however_the_bytes_are_cut():

@@ -72,12 +72,12 @@ def _build(name: str, keys: ProviderKeys) -> ModelClient:
         import anthropic
 
         from .anthropic import AnthropicModel
-        from .pools import http_client
+        from .http import http_client
 
         # Retries are the engine's (bounded, honouring retry-after), so the SDK's own are off.
         return AnthropicModel(anthropic.AsyncAnthropic(api_key=keys.anthropic_api_key, base_url=keys.anthropic_base_url,
                                                        timeout=keys.timeout, max_retries=0,
-                                                       http_client=http_client(anthropic.DefaultAsyncHttpxClient)))
+                                                       http_client=http_client(anthropic)))
     if name == "openai":
         if not (keys.openai_api_key or keys.openai_base_url):
             raise ConfigError("The config asks for an OpenAI-compatible server but neither OPENAI_API_KEY nor "
@@ -85,12 +85,12 @@ def _build(name: str, keys: ProviderKeys) -> ModelClient:
         import openai
 
         from .openai_compat import DEFAULT_MODEL, OpenAICompatModel
-        from .pools import http_client
+        from .http import http_client
 
         official = keys.openai_base_url is None
         client = openai.AsyncOpenAI(api_key=keys.openai_api_key or "not-needed", base_url=keys.openai_base_url,
                                     timeout=keys.timeout, max_retries=0,
-                                    http_client=http_client(openai.DefaultAsyncHttpxClient))
+                                    http_client=http_client(openai))
         return OpenAICompatModel(client, DEFAULT_MODEL if official else None, official=official)
     from .local import LocalModel
 
