@@ -107,6 +107,7 @@ class Engine:
         for attempt in range(1, WRITES + 1):
             async with self.channel_lock(channel_id):
                 session = await self.session(channel_id)
+                session.state = session.state.clone()  # the loaded state is the store's cached one: change a copy
                 lines: list[Message] = []
                 result = change(session, lines)
                 try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from datetime import datetime, timezone
 from enum import StrEnum
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, PositiveInt, model_validator
 
@@ -413,6 +413,15 @@ class GameState(Model):
         game): the state is plain data, so its dump validated again is the same state, as the store's JSON
         round trip already relies on."""
         return GameState.model_validate(self.model_dump(round_trip=True))
+
+    def snapshot(self) -> dict[str, Any]:
+        """What `restore` puts back: the state as plain data, a quarter of a clone's cost (the parse, the dear half,
+        is paid only by a restore, which is rare: a tool that fails after changing something)."""
+        return self.model_dump(round_trip=True)
+
+    def restore(self, snapshot: dict[str, Any]) -> None:
+        """Put this state back as it was at `snapshot`, in place (holders of this object see the old state)."""
+        self.__dict__.update(GameState.model_validate(snapshot).__dict__)
 
     def location(self) -> Location:
         return self.locations[self.current_location]

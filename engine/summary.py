@@ -104,7 +104,7 @@ async def _store(engine: Engine, channel_id: str, *, expected_upto: int, summary
             session = await engine.deps.store.load_session(channel_id)
             if session is None or session.state.summary_upto != expected_upto:
                 return False  # the game ended, or someone else folded these messages first
-            state = session.state
+            state = session.state.clone()  # the loaded state is the store's cached one: change a copy
             state.summary, state.summary_upto = summary, fold[-1].id
             try:
                 await engine.deps.store.save_state(session.id, state, version=session.version)

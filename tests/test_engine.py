@@ -458,3 +458,18 @@ async def test_server_settings_are_stored_checked_and_a_channel_switch_wins(tabl
     assert (await engine.server_settings("g1")).starter_role is None  # the role went with "role"
     await engine.deps.store.set_server_settings("g3", '{"verbosity": "shouting", "future_setting": 1}')
     assert (await engine.server_settings("g3")).verbosity == "full"  # unreadable: the defaults, not a crash
+
+
+async def test_a_change_refused_halfway_leaves_the_loaded_game_untouched(table):
+    # Loaded states are shared with the store's cache: a change works on a copy, so what a refused change did
+    # before it raised is seen by nobody, in this process or in the database.
+    before = await table.engine.state(CHANNEL)
+    gold = before.characters["u1"].currency.gp
+
+    def change(session, lines):
+        session.state.characters["u1"].currency.gp = 999
+        raise BadInput("not after all")
+
+    with pytest.raises(BadInput):
+        await table.engine._write(CHANNEL, change)
+    assert (await table.engine.state(CHANNEL)).characters["u1"].currency.gp == gold == before.characters["u1"].currency.gp

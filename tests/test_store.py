@@ -8,7 +8,7 @@ import sqlite3
 import pytest
 
 from engine import ConfigError, GameError, Store
-from engine.errors import GameAlreadyRunning
+from engine.errors import GameAlreadyRunning, StaleSession
 from engine.state import AgentType, Message
 from engine.store import MIGRATIONS, TurnRecord
 from engine.store.sql import rows
@@ -162,3 +162,55 @@ async def test_sqlite_checkpoints_in_the_background_not_in_a_commit(tmp_path, mo
         await asyncio.sleep(0.5)
         assert main_file_pages("soon.db") > 5  # the background checkpoint copied the WAL into the file
         assert (await store.load_session("c")).state == new_state()
+
+
+@pytest.mark.usefixtures("backend")
+async def test_a_saved_state_is_loaded_from_the_cache_until_another_process_writes(tmp_path, monkeypatch):
+    from engine.state import GameState
+
+    db = store_at(tmp_path / "cache.db")
+    async with Store.open(db) as mine, Store.open(db) as theirs:
+        session = await mine.create_session("c", None, new_state())
+        changed = (await mine.load_session("c")).state.clone()
+        changed.characters["u1"].currency.gp = 3
+        record = TurnRecord(seq=1, agent=AgentType.NARRATIVE, npc_id=None, status="ok", seed=1, started_at=utcnow())
+        committed = await mine.commit_turn(session.id, changed, [], record, [], version=session.version)
+        assert committed.version == session.version + 1
+
+        parsed = []
+        real = GameState.model_validate_json
+        monkeypatch.setattr(GameState, "model_validate_json", lambda raw: parsed.append(1) or real(raw))
+        loaded = await mine.load_session("c")
+        assert loaded.state is changed and loaded.version == committed.version and parsed == []  # not parsed again
+
+        # Another process writes the game: the version moves, and this store reads what was written.
+        theirs_now = await theirs.load_session("c")
+        assert parsed == [1] and theirs_now.state.characters["u1"].currency.gp == 3
+        elsewhere = theirs_now.state.clone()
+        elsewhere.characters["u1"].currency.gp = 77
+        await theirs.save_state(session.id, elsewhere, version=theirs_now.version)
+        again = await mine.load_session("c")
+        assert again.state.characters["u1"].currency.gp == 77 and again.state is not changed
+
+        # A write refused (someone wrote first) leaves nothing of its state in the cache.
+        stale = again.state
+        stale.characters["u1"].currency.gp = 5  # changed in place, as a careless caller might, then refused
+        with pytest.raises(StaleSession):
+            await mine.save_state(session.id, stale, version=again.version - 1)
+        assert (await mine.load_session("c")).state.characters["u1"].currency.gp == 77
+
+        await mine.end_session(session.id)  # an ended game is no longer served
+        assert await mine.load_session("c") is None
+
+
+async def test_the_state_cache_keeps_the_most_recently_used_channels(tmp_path, monkeypatch):
+    from engine.store import store as store_module
+
+    monkeypatch.setattr(store_module, "CACHED_STATES", 2)
+    async with Store.open(tmp_path / "lru.db") as store:
+        for channel in ("a", "b", "c"):
+            await store.create_session(channel, None, new_state())
+        await store.load_session("b")
+        assert list(store._states) == ["c", "b"] and set(store._channels.values()) == {"b", "c"}
+        await store.load_session("a")
+        assert list(store._states) == ["b", "a"]

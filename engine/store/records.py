@@ -46,6 +46,7 @@ class TurnRecord:
 class Committed:
     turn_id: int
     unsummarised: int  # log lines after the summary's last one, this turn's included: when to summarise again
+    version: int = 0  # the session's version after the turn
 
 
 @dataclass

@@ -226,7 +226,7 @@ async def arun_args(name: str, raw_args: dict[str, Any], ctx: ToolContext) -> To
     return await _execute(_prepare(TagEvent("call", name, 0, 0), ctx, raw_args), ctx)
 
 
-async def _execute(prepared: ToolCall | tuple[Tool, Args, GameState | None], ctx: ToolContext) -> ToolCall:
+async def _execute(prepared: ToolCall | tuple[Tool, Args, dict[str, Any] | None], ctx: ToolContext) -> ToolCall:
     if isinstance(prepared, ToolCall):
         return prepared
     spec, args, snapshot = prepared
@@ -239,7 +239,7 @@ async def _execute(prepared: ToolCall | tuple[Tool, Args, GameState | None], ctx
 
 
 def _prepare(event: TagEvent, ctx: ToolContext, raw: dict[str, Any] | None = None
-             ) -> ToolCall | tuple[Tool, Args, GameState | None]:
+             ) -> ToolCall | tuple[Tool, Args, dict[str, Any] | None]:
     """The tool and its validated arguments (from the tag, or `raw` when given), or the error observation that
     refuses the call."""
     if event.kind in ("malformed", "unclosed"):
@@ -263,14 +263,14 @@ def _prepare(event: TagEvent, ctx: ToolContext, raw: dict[str, Any] | None = Non
                         f"Error: bad arguments for {spec.name}: {describe_error(exc)}. Nothing was done. Example: {spec.example}")
     except (RecursionError, ValueError, TypeError):
         return ToolCall(spec.name, shown, False, f"Error: the arguments of {spec.name} cannot be read. Nothing was done.")
-    return spec, args, ctx.state.clone() if spec.changes_state else None
+    return spec, args, ctx.state.snapshot() if spec.changes_state else None
 
 
 def _dumped(args: Args) -> dict[str, Any]:
     return args.model_dump(mode="json", exclude_none=True)
 
 
-def _failed(spec: Tool, args: Args, ctx: ToolContext, snapshot: GameState | None, exc: Exception) -> ToolCall:
+def _failed(spec: Tool, args: Args, ctx: ToolContext, snapshot: dict[str, Any] | None, exc: Exception) -> ToolCall:
     _restore(ctx.state, snapshot)
     meta, ctx.meta = ctx.meta, {}
     if isinstance(exc, (ToolError, ValidationError)):
@@ -303,9 +303,9 @@ def _done(spec: Tool, args: Args, ctx: ToolContext, observation: str) -> ToolCal
     return ToolCall(spec.name, _dumped(args), True, str(observation), spec.persistence, meta)
 
 
-def _restore(state: GameState, snapshot: GameState | None) -> None:
+def _restore(state: GameState, snapshot: dict[str, Any] | None) -> None:
     if snapshot is not None:
-        state.__dict__.update(snapshot.__dict__)
+        state.restore(snapshot)
 
 
 def tools_for(agent: AgentType) -> list[Tool]:
