@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import random
 import statistics
 import subprocess
@@ -44,11 +45,37 @@ from engine.agents import AGENTS  # noqa: E402
 from engine.providers import ProviderKeys, build_models, close_models  # noqa: E402
 
 
+class Collections:
+    """Time the garbage collector spends, per generation, while installed."""
+
+    def __init__(self) -> None:
+        self.count, self.seconds, self._started = [0, 0, 0], [0.0, 0.0, 0.0], 0.0
+
+    def __call__(self, phase: str, info: dict) -> None:
+        if phase == "start":
+            self._started = time.perf_counter()
+        else:
+            self.count[info["generation"]] += 1
+            self.seconds[info["generation"]] += time.perf_counter() - self._started
+
+    def __enter__(self) -> "Collections":
+        gc.callbacks.append(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        gc.callbacks.remove(self)
+
+    def __str__(self) -> str:
+        return ", ".join(f"gen{g} {n}× {1000 * s:.0f} ms" for g, (n, s) in enumerate(zip(self.count, self.seconds)))
+
+
 class Ticker:
     """Wakes every `period` seconds and records how late each wake-up was."""
 
     def __init__(self, period: float = 0.02) -> None:
         self.period, self.late = period, [0.0]
+        self.cpu = 0.0  # the process's CPU seconds while the channels played
+        self.collections: Collections | None = None
         self._task: asyncio.Task[None] | None = None
 
     async def _run(self) -> None:
@@ -110,10 +137,12 @@ async def play(channels: int, turns: int, url: str, provider: str, db: Path | st
             import cProfile
             profiler = cProfile.Profile()
             profiler.enable()
-        with Ticker() as ticker:
-            started = time.perf_counter()
+        with Ticker() as ticker, Collections() as collections:
+            started, cpu = time.perf_counter(), time.process_time()
             await asyncio.gather(*(channel(cid) for cid in ids))
             wall = time.perf_counter() - started
+            ticker.cpu = time.process_time() - cpu
+        ticker.collections = collections
         if profiler is not None:
             profiler.disable()
             profiler.dump_stats(profile)
@@ -184,6 +213,8 @@ async def main(args: argparse.Namespace) -> None:
     print(f"  event-loop lag: max {1000 * late[-1]:.0f} ms, p99 {1000 * late[min(len(late) - 1, int(len(late) * .99))]:.0f} ms "
           f"(target max <= 100 ms)")
     own = time.process_time() - own_cpu
+    print(f"  CPU while the channels played: {ticker.cpu:.1f} s ({1000 * ticker.cpu / total:.1f} ms a turn); "
+          f"garbage collector: {ticker.collections}")
     print(f"  CPU: engine process {own:.1f} s" + (f", model server {server_cpu:.1f} s" if server_cpu is not None else "")
           + f" (both runs; 2 cores give {2 * (wall + one):.0f} s in that time)")
     print(f"  turn latency: p50 {statistics.median(latencies):.2f} s, p99 {p99:.2f} s, max {latencies[-1]:.2f} s "

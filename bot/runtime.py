@@ -35,9 +35,19 @@ async def running_engine(settings: Settings, config: EngineConfig, models: Mappi
                 await close_models(models)
 
 
+# The collector's thresholds once the bot runs: a young pass every 20,000 new container objects instead of 700.
+# A turn allocates thousands (a parsed game state alone is ~460 of them), so the defaults ran ~700 young passes,
+# ~65 middle and ~5 full ones (~180 ms each, every channel stalled meanwhile) per 1,000 turns at 200 busy channels,
+# ~2 s of CPU in all; with these, 9 young passes and nothing else (bench/channels.py prints the figures). Plain
+# data is freed by reference counting whatever the thresholds: the collector is only for cycles.
+COLLECT_EVERY = (20_000, 20, 20)
+
+
 def settle_heap() -> None:
     """What start-up loaded (modules, SDKs, schemas) lives as long as the process: moved out of the garbage
     collector's reach, so its full passes walk only what games create. Measured: a full pass stalled a turn (and
-    so every channel) for ~60 ms; frozen, the worst turn of bench/turn_overhead.py is ~10 ms."""
+    so every channel) for ~60 ms; frozen, the worst turn of bench/turn_overhead.py is ~10 ms. Then the collector
+    runs less often (COLLECT_EVERY)."""
     gc.collect()
     gc.freeze()
+    gc.set_threshold(*COLLECT_EVERY)
