@@ -36,20 +36,26 @@ def kept(client):
 
 def claude(server: FakeLLMServer, key: str = KEY, timeout: float = 5.0) -> AnthropicModel:
     client = kept(anthropic.AsyncAnthropic(api_key=key, base_url=server.url, max_retries=0, timeout=timeout))
-    return AnthropicModel(client, default_model="claude-test")
+    return kept(AnthropicModel(client, default_model="claude-test"))
 
 
 def gpt(server: FakeLLMServer, key: str = KEY, timeout: float = 5.0) -> OpenAICompatModel:
     client = kept(openai.AsyncOpenAI(api_key=key, base_url=server.url + "/v1", max_retries=0, timeout=timeout))
-    return OpenAICompatModel(client, "gpt-test", official=False)
+    return kept(OpenAICompatModel(client, "gpt-test", official=False))
+
+
+@pytest.fixture(autouse=True)
+async def closing_clients():
+    yield
+    while CLIENTS:  # SDK clients, and models (which also hold their streams' connections)
+        kept_one = CLIENTS.pop()
+        await (kept_one.aclose() if hasattr(kept_one, "aclose") else kept_one.close())
 
 
 @pytest.fixture
-async def server():
+async def server(closing_clients):
     async with FakeLLMServer(api_key=KEY) as srv:
         yield srv
-    while CLIENTS:
-        await CLIENTS.pop().close()
 
 
 async def table_with(tmp_path, model):
@@ -194,13 +200,13 @@ def sse(name: str, data: object) -> str:
 
 def spy_responses(model: AnthropicModel) -> list:
     """The HTTP responses the provider opens, to see that each is closed."""
-    opened, post = [], model.client.post
+    opened, post = [], model.posts.post
 
     async def spying(*args, **kwargs):
         opened.append(await post(*args, **kwargs))
         return opened[-1]
 
-    model.client.post = spying
+    model.posts.post = spying
     return opened
 
 
@@ -241,7 +247,7 @@ async def test_an_error_event_mid_reply_ends_the_stream_as_the_error_it_names(se
             got.append(item)
     assert got[1] == "Half a t" and err.value.retryable is retryable and isinstance(err.value, ProviderConfigError) is config
     assert config or f"({kind}: Something went wrong)" in str(err.value)
-    assert opened[0].is_closed
+    assert opened[0].closed
 
 
 async def test_a_fatal_error_inside_an_anthropic_stream_is_not_retried(tmp_path, server):
@@ -265,7 +271,7 @@ async def test_an_unreadable_anthropic_event_is_a_clear_retryable_error(server, 
     opened = spy_responses(model)
     with pytest.raises(ModelError, match="Anthropic sent a stream event that could not be read") as err:
         await read(model)
-    assert err.value.retryable and opened[0].is_closed
+    assert err.value.retryable and opened[0].closed
 
 
 @pytest.mark.parametrize("make", [claude, gpt])
@@ -293,7 +299,7 @@ async def test_an_anthropic_stream_stopped_early_or_cancelled_closes_its_respons
         async for item in stream:
             if isinstance(item, str):
                 break
-    assert opened[0].is_closed
+    assert opened[0].closed
 
     started = asyncio.Event()
 
@@ -308,7 +314,7 @@ async def test_an_anthropic_stream_stopped_early_or_cancelled_closes_its_respons
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert opened[1].is_closed
+    assert opened[1].closed
     gate.set()
 
 
@@ -318,11 +324,11 @@ async def test_an_anthropic_stream_that_stalls_mid_reply_times_out(server):
     model = claude(server, timeout=0.5)
     opened = spy_responses(model)
     try:
-        with pytest.raises(ModelError, match=r"^Anthropic at http://127\.0\.0\.1:\d+ timed out \(ReadTimeout") as err:
+        with pytest.raises(ModelError, match=r"^Anthropic at http://127\.0\.0\.1:\d+ timed out \(\w*Timeout") as err:
             await read(model)
     finally:
         gate.set()
-    assert err.value.retryable and opened[0].is_closed
+    assert err.value.retryable and opened[0].closed
 
 
 # --- OpenAI-compatible -----------------------------------------------------------------------------------------------
@@ -408,7 +414,7 @@ def test_build_models_shares_one_client_and_checks_config():
 async def test_openai_compatible_server_without_a_model_is_a_clear_error(server):
     client = kept(openai.AsyncOpenAI(api_key=KEY, base_url=server.url + "/v1", max_retries=0))
     with pytest.raises(ConfigError, match="No model is set"):
-        await check_models(load_config(), {AgentType.NARRATIVE: OpenAICompatModel(client, None, official=False)})
+        await check_models(load_config(), {AgentType.NARRATIVE: kept(OpenAICompatModel(client, None, official=False))})
 
 
 # --- the local model -------------------------------------------------------------------------------------------------
@@ -581,20 +587,20 @@ async def test_a_base_url_without_v1_that_answers_404_gets_that_hint_and_connect
 
     request = ModelRequest(agent=AgentType.NARRATIVE, model="", system="s", context="",
                            messages=[ChatMessage("user", "hi")])
-    no_v1 = OpenAICompatModel(kept(openai.AsyncOpenAI(api_key=KEY, base_url=server.url, max_retries=0)), "gpt-test",
-                              official=False)
+    no_v1 = kept(OpenAICompatModel(kept(openai.AsyncOpenAI(api_key=KEY, base_url=server.url, max_retries=0)), "gpt-test",
+                                   official=False))
     server.steps.append(Step(status=404, error={"message": "404 page not found"}))  # as Ollama answers there
     with pytest.raises(ProviderConfigError, match=r"try OPENAI_BASE_URL=http://127\.0\.0\.1:\d+/v1") as found:
         async for _ in no_v1.stream(request):
             pass
     assert "does not know the model" not in str(found.value)
-    nowhere = OpenAICompatModel(kept(openai.AsyncOpenAI(api_key=KEY, base_url="http://127.0.0.1:1/v1", max_retries=0,
-                                                        timeout=2)), "gpt-test", official=False)
+    nowhere = kept(OpenAICompatModel(kept(openai.AsyncOpenAI(api_key=KEY, base_url="http://127.0.0.1:1/v1", max_retries=0,
+                                                        timeout=2)), "gpt-test", official=False))
     with pytest.raises(ModelError, match=r"server at http://127\.0\.0\.1:1/v1 could not be reached"):
         async for _ in nowhere.stream(request):
             pass
-    gateway = AnthropicModel(kept(anthropic.AsyncAnthropic(api_key=KEY, base_url="http://127.0.0.1:1", max_retries=0,
-                                                           timeout=2)))
+    gateway = kept(AnthropicModel(kept(anthropic.AsyncAnthropic(api_key=KEY, base_url="http://127.0.0.1:1", max_retries=0,
+                                                           timeout=2))))
     with pytest.raises(ModelError, match=r"^Anthropic at http://127\.0\.0\.1:1 could not be reached"):
         async for _ in gateway.stream(request):
             pass
@@ -662,3 +668,35 @@ async def test_a_weak_hosted_model_plays_two_step_turns_held_to_the_schema_by_th
         assert "What happens this turn" in narration["messages"][0]["content"]
     finally:
         await ctx.__aexit__(None, None, None)
+
+
+async def test_streamed_requests_go_through_the_proxy_the_environment_names(monkeypatch):
+    from engine.errors import ProviderConfigError
+    from engine.providers.http import StreamingPost
+
+    seen: list[bytes] = []
+
+    async def proxy(reader, writer):  # a forward proxy that answers for the API: the key is refused
+        head = await reader.readuntil(b"\r\n\r\n")
+        seen.append(head)
+        body = b'{"error": {"message": "bad key", "type": "invalid_request_error"}}'
+        writer.write(b"HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\nContent-Length: %d\r\n"
+                     b"Connection: close\r\n\r\n%s" % (len(body), body))
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(proxy, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{port}")
+    monkeypatch.setenv("NO_PROXY", "localhost")
+    model = kept(OpenAICompatModel(kept(openai.AsyncOpenAI(api_key=KEY, base_url="http://api.example/v1",
+                                                           max_retries=0, timeout=5)), "gpt-test", official=False))
+    try:
+        with pytest.raises(ProviderConfigError, match="refused the API key"):
+            await read(model)
+    finally:
+        server.close()
+    assert seen and seen[0].startswith(b"POST http://api.example/v1/chat/completions HTTP/1.1")
+    assert f"authorization: bearer {KEY}".encode() in seen[0].lower()
+    bypassed = StreamingPost(None, openai)
+    assert bypassed._proxy("http://localhost:11434/v1/chat/completions") is None  # NO_PROXY names it

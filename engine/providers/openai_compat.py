@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 from typing import Any, AsyncIterator
 
-import httpx2
 import openai
 
 from ..errors import ModelError, ProviderConfigError
 from ..models import Completion, ModelRequest, StreamItem, Usage
 from .faults import connection_error, retry_after_seconds, status_error, stream_error
+from .http import StreamingPost
 from .sse import events
 
 DEFAULT_MODEL = "gpt-6-luna"
@@ -25,12 +25,16 @@ class OpenAICompatModel:
 
     def __init__(self, client: openai.AsyncOpenAI, default_model: str | None = DEFAULT_MODEL, *, official: bool = True) -> None:
         self.client = client
+        self.posts = StreamingPost(client, openai)
         self.default_model = default_model or ""
         self.official = official
 
     async def aclose(self) -> None:
-        """Close the SDK's connections (on the loop that opened them)."""
-        await self.client.close()
+        """Close the connections, the SDK's and the streams' (on the loop that opened them)."""
+        try:
+            await self.posts.aclose()
+        finally:
+            await self.client.close()
 
     def _error(self, exc: Exception, model: str) -> ModelError:
         base = str(self.client.base_url).rstrip("/")
@@ -71,13 +75,13 @@ class OpenAICompatModel:
         and per-chunk model objects cost ~15 ms of CPU per request, more than a whole turn of the engine."""
         body = self.body(request)
         try:
-            response = await self.client.post("/chat/completions", body=body, cast_to=httpx2.Response, stream=True)
+            response = await self.posts.post("/chat/completions", body)
         except (openai.APIStatusError, openai.APIConnectionError) as exc:
             raise self._error(exc, body["model"]) from exc
         usage, finish = Usage(), None
         try:
             done = False
-            async for _, data in events(response.aiter_bytes()):
+            async for _, data in events(response.content.iter_any()):
                 # After [DONE] the stream is read to its end (the chunked ending), so the connection goes back
                 # to the pool for the next request instead of being closed.
                 if done or data.startswith("[DONE]"):
@@ -110,7 +114,7 @@ class OpenAICompatModel:
         except Exception as exc:  # the transport failed mid-stream
             raise connection_error("The OpenAI-compatible server", exc) from exc
         finally:
-            await response.aclose()
+            response.release()
         if finish is None:
             raise ModelError("The OpenAI-compatible server's stream ended before the reply was finished", retryable=True)
         yield Completion("max_tokens" if finish == "length" else "end", None, usage if usage.input_tokens else None)
