@@ -46,6 +46,8 @@ class CachedState:
     session_id: int
     version: int
     state: GameState
+    json: str  # the state as saved at this version: what /undo puts back when a turn commits over it
+    guild_id: str | None
 
 
 def is_postgres(target: Path | str) -> bool:
@@ -198,7 +200,7 @@ class Store(AdminRecords, Reports):
             except ValidationError as exc:
                 log.error("session_unreadable", channel_id=channel_id, error=str(exc))
                 raise GameError("This channel's saved game cannot be read. A server admin can start over with /gm-admin reset.") from exc
-            self._remember(channel_id, found["id"], found["version"], state)
+            self._remember(channel_id, found["id"], found["version"], state, found["state"], found["guild_id"])
         debug = found["debug_set"]
         return Session(found["id"], channel_id, state, found["version"], found["guild_id"],
                        None if debug is None else bool(debug))
@@ -212,8 +214,9 @@ class Store(AdminRecords, Reports):
                           "LEFT JOIN channel_settings ON channel_settings.channel_id = sessions.channel_id "
                           "WHERE sessions.channel_id = ? AND active = 1", *known, channel_id))
 
-    def _remember(self, channel_id: str, session_id: int, version: int, state: GameState) -> None:
-        self._states[channel_id] = CachedState(session_id, version, state)
+    def _remember(self, channel_id: str, session_id: int, version: int, state: GameState, json_text: str,
+                  guild_id: str | None) -> None:
+        self._states[channel_id] = CachedState(session_id, version, state, json_text, guild_id)
         self._states.move_to_end(channel_id)
         self._channels[session_id] = channel_id
         while len(self._states) > CACHED_STATES:
@@ -225,11 +228,18 @@ class Store(AdminRecords, Reports):
         if entry is not None:
             self._channels.pop(entry.session_id, None)
 
-    def _saved(self, session_id: int, version: int, state: GameState) -> None:
+    def _cached(self, session_id: int, version: int | None) -> CachedState | None:
+        """The cached state of this session at this version, if that is the one cached."""
+        channel_id = self._channels.get(session_id)
+        entry = self._states.get(channel_id) if channel_id is not None else None
+        return entry if entry is not None and version is not None and entry.version == version else None
+
+    def _saved(self, session_id: int, version: int, state: GameState, json_text: str) -> None:
         """A state this store just wrote (and committed) is the cached one for its version."""
         channel_id = self._channels.get(session_id)
         if channel_id is not None:
-            self._remember(channel_id, session_id, version, state)
+            guild_id = self._states[channel_id].guild_id if channel_id in self._states else None
+            self._remember(channel_id, session_id, version, state, json_text, guild_id)
 
     def _unsaved(self, session_id: int) -> None:
         """A write of this session failed: its cached state may be the object the failed write changed."""
@@ -238,21 +248,22 @@ class Store(AdminRecords, Reports):
             self._forget(channel_id)
 
     async def create_session(self, channel_id: str, guild_id: str | None, state: GameState) -> Session:
+        text = state.model_dump_json()
         try:
-            session = await self.driver.write(self._create_session(channel_id, guild_id, state))
+            session_id = await self.driver.write(self._create_session(channel_id, guild_id, text))
         except Conflict:  # another process started one in this channel at the same moment
             raise GameAlreadyRunning() from None
-        self._remember(channel_id, session.id, session.version, state)
+        session = Session(session_id, channel_id, state, guild_id=guild_id)
+        self._remember(channel_id, session.id, session.version, state, text, guild_id)
         return session
 
-    def _create_session(self, channel_id: str, guild_id: str | None, state: GameState) -> Op[Session]:
+    def _create_session(self, channel_id: str, guild_id: str | None, state: str) -> Op[int]:
         if (yield row("SELECT 1 FROM sessions WHERE channel_id = ? AND active = 1", channel_id)):
             raise GameAlreadyRunning()
         now = utcnow().isoformat()
-        session_id = yield value("INSERT INTO sessions (channel_id, guild_id, state, active, created_at, updated_at) "
-                                 "VALUES (?, ?, ?, 1, ?, ?) RETURNING id",
-                                 channel_id, guild_id, state.model_dump_json(), now, now)
-        return Session(session_id, channel_id, state, guild_id=guild_id)
+        return (yield value("INSERT INTO sessions (channel_id, guild_id, state, active, created_at, updated_at) "
+                            "VALUES (?, ?, ?, 1, ?, ?) RETURNING id",
+                            channel_id, guild_id, state, now, now))
 
     @writes
     def end_session(self, session_id: int) -> Op[None]:
@@ -266,15 +277,16 @@ class Store(AdminRecords, Reports):
 
         With `version`, only if nobody wrote the session since it was read (else StaleSession); returns the new version.
         """
+        text = state.model_dump_json()  # here, not in the database's thread, which every channel's writes wait on
         try:
-            new = await self.driver.write(self._save_state(session_id, state, messages, version))
+            new = await self.driver.write(self._save_state(session_id, text, messages, version))
         except BaseException:
             self._unsaved(session_id)
             raise
-        self._saved(session_id, new, state)
+        self._saved(session_id, new, state, text)
         return new
 
-    def _save_state(self, session_id: int, state: GameState, messages: list[Message], version: int | None) -> Op[int]:
+    def _save_state(self, session_id: int, state: str, messages: list[Message], version: int | None) -> Op[int]:
         new = yield from self._write_state(session_id, state, version)
         for m in messages:
             m.id = yield from self._insert_message(session_id, m)
@@ -315,21 +327,29 @@ class Store(AdminRecords, Reports):
         A message already stored (pending, by begin_turn) is marked done; the others are added. With `version`, the
         turn commits only if nobody wrote the session since it was read; otherwise StaleSession and nothing changes.
         """
+        text = state.model_dump_json()  # here, not in the database's thread, which every channel's writes wait on
+        # What /undo puts back is the state this turn read: cached with its version, else read in the write.
+        known = self._cached(session_id, version)
         try:
-            committed = await self.driver.write(self._commit_turn(session_id, state, messages, turn, calls, version))
+            committed = await self.driver.write(self._commit_turn(
+                session_id, text, messages, turn, calls, version,
+                (known.json, known.guild_id) if known is not None else None, state.summary_upto))
         except BaseException:
             self._unsaved(session_id)
             raise
-        self._saved(session_id, committed.version, state)
+        self._saved(session_id, committed.version, state, text)
         return committed
 
-    def _commit_turn(self, session_id: int, state: GameState, messages: list[Message], turn: TurnRecord,
-                     calls: list[ToolCallRow], version: int | None) -> Op[Committed]:
-        found = yield row("SELECT state, guild_id FROM sessions WHERE id = ?", session_id)
-        before = found["state"] if found else None  # what /undo puts back
+    def _commit_turn(self, session_id: int, state: str, messages: list[Message], turn: TurnRecord,
+                     calls: list[ToolCallRow], version: int | None, known: tuple[str, str | None] | None,
+                     summary_upto: int) -> Op[Committed]:
+        if known is None:
+            found = yield row("SELECT state, guild_id FROM sessions WHERE id = ?", session_id)
+            known = (found["state"], found["guild_id"]) if found else (None, None)
+        before, guild_id = known
         new = yield from self._write_state(session_id, state, version)
         turn_id = yield from self._insert_turn(session_id, turn, before)
-        yield from self._spent(found["guild_id"] if found else None, turn)
+        yield from self._spent(guild_id, turn)
         for m in messages:
             m.turn_id = turn_id
             if m.id:
@@ -345,7 +365,7 @@ class Store(AdminRecords, Reports):
                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                        [(turn_id, i, c.name, json.dumps(c.args), int(c.ok), c.observation, c.persistence,
                          json.dumps(c.meta)) for i, c in enumerate(calls)])
-        unsummarised = yield from self._count_messages(session_id, state.summary_upto)
+        unsummarised = yield from self._count_messages(session_id, summary_upto)
         return Committed(turn_id, unsummarised, new)
 
     @writes
@@ -361,15 +381,15 @@ class Store(AdminRecords, Reports):
             player_message.id = yield from self._insert_message(session_id, player_message)
         return turn_id
 
-    def _write_state(self, session_id: int, state: GameState, version: int | None) -> Op[int]:
+    def _write_state(self, session_id: int, state: str, version: int | None) -> Op[int]:
         now = utcnow().isoformat()
         if version is None:
             new = yield value("UPDATE sessions SET state = ?, version = version + 1, updated_at = ? WHERE id = ? "
-                              "RETURNING version", state.model_dump_json(), now, session_id)
+                              "RETURNING version", state, now, session_id)
         else:
             new = yield value("UPDATE sessions SET state = ?, version = version + 1, updated_at = ? WHERE id = ? "
                               "AND version = ? AND active = 1 RETURNING version",
-                              state.model_dump_json(), now, session_id, version)
+                              state, now, session_id, version)
             if new is None:
                 raise StaleSession()
         return new or 0
