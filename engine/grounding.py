@@ -189,10 +189,12 @@ async def persona(turn: Turn, deps: Deps) -> None:
     if draft is None:
         return
     try:
-        npc.card = PersonaCard(speech_style=draft.speech_style, traits=draft.traits[:6], background=draft.background,
-                               knows=draft.knows[:6], example_lines=draft.example_lines[:4],
-                               citations=[hits[n - 1].chunk.address for n in draft.citations if 1 <= n <= len(hits)][:12])
+        card = PersonaCard(speech_style=draft.speech_style, traits=draft.traits[:6], background=draft.background,
+                           knows=draft.knows[:6], example_lines=draft.example_lines[:4],
+                           citations=[hits[n - 1].chunk.address for n in draft.citations if 1 <= n <= len(hits)][:12])
     except ValidationError as exc:
         log.warning("persona_unusable", npc=npc.id, error=str(exc)[:200])
         return
-    log.info("persona_drawn", npc=npc.id, citations=npc.card.citations)
+    state.own()  # the working copy's NPC changes: its own, not the saved game's shared one
+    state.npcs[npc.id].card = card
+    log.info("persona_drawn", npc=npc.id, citations=card.citations)

@@ -11,6 +11,7 @@ number of times), never written over it.
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 import re
 from dataclasses import asdict, dataclass, field, replace
@@ -45,6 +46,9 @@ APOLOGY = ("*The Game Master's quill snaps mid-sentence, and the world holds its
            "Nothing happened — your action was kept; try it again in a moment.")
 NARRATOR_ID = "narrator"
 PLAYS = 3  # times a turn is played when other processes keep changing the game under it
+# Tests set LOREKEEPER_CHECK_SHARED_STATE=1: every turn then checks that the state it was played from (shared with
+# the store's cache, and with its working copy until that is made deep) came out of it unchanged.
+CHECK_SHARED = os.environ.get("LOREKEEPER_CHECK_SHARED_STATE") == "1"
 
 
 def turn_seed(session_seed: int, turn: int) -> int:
@@ -160,7 +164,7 @@ async def begin(turn: Turn, deps: Deps) -> None:
     assert chosen is not None
     turn.seq = state.turn + 1
     turn.seed = turn_seed(state.seed, turn.seq)
-    turn.work = state.clone()
+    turn.work = state.working_copy()  # made deep by the first tool that changes something
     npc_id = chosen.npc.id if chosen.npc else None
     turn.ctx = ToolContext(turn.work, random.Random(turn.seed), chosen.agent, turn.author_id, npc_id, deps,
                            session_id=turn.session.id)
@@ -375,6 +379,8 @@ STAGES: tuple[Stage, ...] = (checks, begin, grounding.planner, lore, grounding.r
 async def play(turn: Turn, deps: Deps) -> TurnResult:
     """Run every stage; on a failure after the message was stored, record it and raise a sentence for the player."""
     for attempt in range(1, PLAYS + 1):
+        played_from = turn.session.state
+        before = played_from.model_dump_json() if CHECK_SHARED else None
         try:
             for stage in STAGES:
                 await stage(turn, deps)
@@ -393,6 +399,10 @@ async def play(turn: Turn, deps: Deps) -> TurnResult:
             if turn.player is None:  # refused before anything was stored: nothing to record
                 raise
             raise await _failed(turn, deps, exc) from exc
+        finally:
+            if before is not None and played_from.model_dump_json() != before:
+                raise AssertionError("a turn changed the state it was played from (the store's shared copy): "
+                                     "something changed the working copy's contents without GameState.own()")
     assert turn.route is not None and turn.work is not None and turn.request is not None
     log.info("turn_done", channel_id=turn.session.channel_id, agent=turn.route.agent.value,
              npc=turn.route.npc.id if turn.route.npc else None, tools=len(turn.run.calls))

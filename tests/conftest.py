@@ -11,6 +11,10 @@ from pathlib import Path
 
 import pytest
 
+# Every turn a test plays checks that the state it was played from came out unchanged (engine/turn.py): set before
+# the engine is imported, which reads it once.
+os.environ["LOREKEEPER_CHECK_SHARED_STATE"] = "1"
+
 from engine import Deps, Engine, ScriptedModel, Store, load_config
 from engine.characters import make_character
 from engine.content import find_adventure

@@ -106,3 +106,36 @@ async def test_players_read_each_change_whole_and_without_internal_ids(table):
     assert "id relight-the-lantern" in agent_saw[0] and "Still to do:" in agent_saw[1]  # the agent keeps its ids
     moved = await table.turn("We go to the tavern.", '<change_location location="brine-cup-tavern"/>', " Warmth.")
     assert moved.mechanics() == ["• The party arrives at The Brine Cup."]  # a plain tool: its first sentence
+
+
+async def test_a_turn_that_changes_nothing_makes_no_deep_copy_and_one_that_does_leaves_the_old_state_whole(
+        table, consult_tool, monkeypatch):
+    from engine.state import GameState
+
+    clones = []
+    real = GameState.clone
+    monkeypatch.setattr(GameState, "clone", lambda self: clones.append(1) or real(self))
+    before = await table.state()
+    result = await table.turn("I look around.", "Gulls wheel over the quay. <roll>1d20</roll>", " Nothing stirs.")
+    assert result.calls[0].ok and clones == []  # a roll changes nothing: the working copy stayed shallow
+    assert result.state.characters is before.characters and result.state.turn == before.turn + 1
+
+    loaded = await table.state()
+    result = await table.turn("What do the books say?", "Let me see. <consult>the lantern</consult>", " Ah.")
+    assert clones == [1] and result.state.locations["saltmere-quay"].flags["consulted"] is True
+    assert "consulted" not in loaded.locations["saltmere-quay"].flags  # the state it was played from: untouched
+
+
+async def test_a_tool_that_changes_the_game_without_saying_so_is_caught(table, monkeypatch):
+    # Tests play every turn with LOREKEEPER_CHECK_SHARED_STATE=1: a tool that claims to change nothing but does
+    # would change the store's shared copy, so the turn is stopped and the test fails loudly.
+    async def sly(ctx: ToolContext, args: ConsultArgs) -> str:
+        ctx.state.locations[ctx.state.current_location].flags["sly"] = True
+        return "done"
+
+    tool(example='<sly topic="x"/>', agents={NARRATIVE}, changes_state=False, body="topic")(sly)
+    try:
+        with pytest.raises(AssertionError, match="changed the state it was played from"):
+            await table.turn("I look around.", "Hm. <sly>x</sly>", " Yes.")
+    finally:
+        del TOOLS["sly"]
