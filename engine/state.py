@@ -386,6 +386,9 @@ class Combat(Model):
         return self.order[self.turn_index % len(self.order)]
 
 
+SHARED = "(shared fields)"  # a snapshot of a working copy that still shares its contents; not a field name
+
+
 class GameState(Model):
     adventure_id: str
     title: str
@@ -438,12 +441,20 @@ class GameState(Model):
         return self._shares
 
     def snapshot(self) -> dict[str, Any]:
-        """What `restore` puts back: the state as plain data, a quarter of a clone's cost (the parse, the dear half,
-        is paid only by a restore, which is rare: a tool that fails after changing something)."""
+        """What `restore` puts back. A working copy that still shares its contents is its fields as they are (they
+        are never changed in place: `own` replaces them); otherwise the state as plain data, a quarter of a clone's
+        cost (the parse, the dear half, is paid only by a restore, which is rare: a tool that fails after changing
+        something)."""
+        if self._shares:
+            return {SHARED: dict(self.__dict__)}
         return self.model_dump(round_trip=True)
 
     def restore(self, snapshot: dict[str, Any]) -> None:
         """Put this state back as it was at `snapshot`, in place (holders of this object see the old state)."""
+        if SHARED in snapshot:
+            self.__dict__.update(snapshot[SHARED])
+            self._shares = True
+            return
         self.__dict__.update(GameState.model_validate(snapshot).__dict__)
 
     def location(self) -> Location:

@@ -139,3 +139,11 @@ async def test_a_tool_that_changes_the_game_without_saying_so_is_caught(table, m
             await table.turn("I look around.", "Hm. <sly>x</sly>", " Yes.")
     finally:
         del TOOLS["sly"]
+
+
+async def test_a_failing_tool_on_a_shallow_working_copy_puts_the_shared_state_back(table, consult_tool):
+    loaded = await table.state()
+    result = await table.turn("What do the books say?", 'Hm. <consult topic="x" fail="true"/>', " Nothing.")
+    assert not result.calls[0].ok
+    # Put back as it was: still sharing the state it was played from (nothing was copied for good) and unchanged.
+    assert result.state.locations is loaded.locations and "consulted" not in loaded.locations["saltmere-quay"].flags

@@ -263,9 +263,10 @@ def _prepare(event: TagEvent, ctx: ToolContext, raw: dict[str, Any] | None = Non
                         f"Error: bad arguments for {spec.name}: {describe_error(exc)}. Nothing was done. Example: {spec.example}")
     except (RecursionError, ValueError, TypeError):
         return ToolCall(spec.name, shown, False, f"Error: the arguments of {spec.name} cannot be read. Nothing was done.")
+    snapshot = ctx.state.snapshot() if spec.changes_state else None
     if spec.changes_state or spec.persistence == "permanent":  # it changes the game, or keeps a note in it
         ctx.state.own()
-    return spec, args, ctx.state.snapshot() if spec.changes_state else None
+    return spec, args, snapshot
 
 
 def _dumped(args: Args) -> dict[str, Any]:
