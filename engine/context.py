@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import re
+import weakref
+from typing import Any, Callable
 
 from .agents import label
 from .models import ChatMessage
 from .shops import closed_because, shop_heading, shops_here, stock_lines
-from .state import NPC, AgentType, Encounter, GameState, Loot, Message, Shop
+from .state import NPC, AgentType, Character, Encounter, GameState, Loot, Message, Shop
 from .tags import escape
 from .tools.character import character_sheet
 from .tools.combat import participant_hp, stat_block_attacks, tracker
@@ -155,11 +157,37 @@ def brief_context(state: GameState, agent: AgentType, actor_id: str | None, npc:
 
 
 def _party(state: GameState) -> str:
-    lines = [f"- {character_sheet(state.characters[pid], brief=True)}" for pid in state.party.player_ids if pid in state.characters]
+    # A working copy that still shares its characters holds them as saved, unchanged since (turn.py checks this in
+    # the tests): their sheets are the ones made for them last time. A copy already changed this turn: made afresh.
+    def sheet(ch: Character) -> str:
+        return _BRIEF_SHEETS.get(ch, lambda: character_sheet(ch, brief=True)) if state.shares \
+            else character_sheet(ch, brief=True)
+
+    lines = [f"- {sheet(state.characters[pid])}" for pid in state.party.player_ids if pid in state.characters]
     for npc_id in state.party.npc_ids:
         n = state.npcs[npc_id]
         lines.append(f"- {n.name} ({n.id}), NPC companion: HP {n.hp}/{n.max_hp}, AC {n.ac}")
     return escape("\n".join(lines)) or "- nobody yet"
+
+
+class _ByObject:
+    """Values made from objects that do not change while they live (a saved game's characters), held as long as
+    the object lives; by identity, since models are not hashable."""
+
+    def __init__(self) -> None:
+        self._made: dict[int, tuple[weakref.ref[Any], str]] = {}
+
+    def get(self, obj: Any, make: Callable[[], str]) -> str:
+        key = id(obj)
+        found = self._made.get(key)
+        if found is not None and found[0]() is obj:
+            return found[1]
+        value = make()
+        self._made[key] = (weakref.ref(obj, lambda _, key=key: self._made.pop(key, None)), value)
+        return value
+
+
+_BRIEF_SHEETS = _ByObject()
 
 
 def _shared_tail(state: GameState, actor_id: str | None, viewer: Viewer, include_summary: bool) -> list[str]:

@@ -118,3 +118,16 @@ async def test_at_most_one_grounding_call_runs_in_a_turn(lore_table):
                                    '{"answerer": "ysolde-marrick", "move_to": null}', "\"I keep the harbor.\"")
     assert [r.agent for r in lore_table.model.requests] == [AgentType.PLANNER, AgentType.NPC]  # persona waits
     assert len(result.model_calls) == 2
+
+
+async def test_a_sheet_changed_after_the_planner_moved_the_party_shows_changed_next_turn(lore_table):
+    # The planner's move makes the working copy the turn's own before the context is written; a blow after that
+    # changes a character the next turn's context must show changed (no sheet kept from before the blow).
+    set_grounding(lore_table, planner=True)
+    await lore_table.turn("I head into the tavern.", '{"answerer": "narrator", "move_to": "brine-cup-tavern"}',
+                          'A loose board. <update_hp target="Aria" amount="4" kind="damage"/>', " You limp in.")
+    hp = (await lore_table.state()).characters["u1"].hp
+    await lore_table.turn("I look around.", '{"answerer": "narrator", "move_to": null}', "Smoke and song.")
+    assert hp < (await lore_table.state()).characters["u1"].max_hp
+    [party_line] = [line for line in lore_table.model.requests[-1].context.splitlines() if line.startswith("- Aria,")]
+    assert f"HP {hp}/" in party_line

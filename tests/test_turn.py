@@ -147,3 +147,15 @@ async def test_a_failing_tool_on_a_shallow_working_copy_puts_the_shared_state_ba
     assert not result.calls[0].ok
     # Put back as it was: still sharing the state it was played from (nothing was copied for good) and unchanged.
     assert result.state.locations is loaded.locations and "consulted" not in loaded.locations["saltmere-quay"].flags
+
+
+async def test_the_party_in_the_context_follows_every_change_to_a_sheet(table):
+    # Sheets of characters as saved are made once and kept; a changed character is a new object, so its sheet
+    # in the next turn's context is made afresh.
+    await table.turn("I look around.", "Gulls.")
+    await table.turn("I look around.", "Gulls again.")
+    await table.turn("A nail!", 'Ouch. <update_hp target="Aria" amount="3" kind="damage"/>', " It stings.")
+    hp = (await table.state()).characters["u1"].hp
+    result = await table.turn("I look around.", "Gulls.")
+    [party_line] = [line for line in result.request.context.splitlines() if line.startswith("- Aria,")]
+    assert f"HP {hp}/" in party_line and hp < (await table.state()).characters["u1"].max_hp
