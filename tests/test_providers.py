@@ -700,3 +700,39 @@ async def test_streamed_requests_go_through_the_proxy_the_environment_names(monk
     assert f"authorization: bearer {KEY}".encode() in seen[0].lower()
     bypassed = StreamingPost(None, openai)
     assert bypassed._proxy("http://localhost:11434/v1/chat/completions") is None  # NO_PROXY names it
+
+
+async def test_a_streamed_request_follows_a_redirect_as_the_sdks_do():
+    # A base URL that answers 307 (a gateway that moved its path): the request goes on, body and key and all.
+    seen = []
+
+    async def gateway(reader, writer):
+        head = await reader.readuntil(b"\r\n\r\n")
+        lines = head.decode().split("\r\n")
+        headers = {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:] if line)}
+        body = json.loads(await reader.readexactly(int(headers.get("content-length", "0"))))
+        seen.append((lines[0].split()[1], headers.get("authorization"), body["model"]))
+        if lines[0].split()[1] == "/v1/chat/completions":
+            answer = b"HTTP/1.1 307 Temporary Redirect\r\nLocation: /v2/chat/completions\r\nContent-Length: 0\r\n\r\n"
+        else:
+            events = "".join(f"data: {json.dumps(e)}\n\n" for e in (
+                {"choices": [{"index": 0, "delta": {"content": "Hello there."}, "finish_reason": None}]},
+                {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})) + "data: [DONE]\n\n"
+            answer = (f"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: {len(events)}\r\n"
+                      f"Connection: close\r\n\r\n{events}").encode()
+        writer.write(answer)
+        await writer.drain()
+        if b"307" in answer[:20]:
+            return await gateway(reader, writer)  # the same connection, kept alive for the redirected request
+        writer.close()
+
+    redirector = await asyncio.start_server(gateway, "127.0.0.1", 0)
+    port = redirector.sockets[0].getsockname()[1]
+    model = kept(OpenAICompatModel(kept(openai.AsyncOpenAI(api_key=KEY, base_url=f"http://127.0.0.1:{port}/v1",
+                                                           max_retries=0, timeout=5)), "gpt-test", official=False))
+    try:
+        items = await read(model)
+    finally:
+        redirector.close()
+    assert "".join(i for i in items if isinstance(i, str)) == "Hello there."
+    assert seen == [("/v1/chat/completions", f"Bearer {KEY}", "gpt-test"), ("/v2/chat/completions", f"Bearer {KEY}", "gpt-test")]

@@ -74,7 +74,7 @@ class StreamingPost:
         try:
             response = await self.session().post(url, data=json.dumps(body).encode(), headers=headers,
                                                   timeout=self._timeout(), proxy=self._proxy(url),
-                                                  allow_redirects=False)
+                                                  allow_redirects=True)  # as the SDKs follow them
         except (asyncio.TimeoutError, aiohttp.ServerTimeoutError) as exc:
             raise self.sdk.APITimeoutError(request=httpx2.Request("POST", url)) from exc
         except (aiohttp.ClientError, OSError) as exc:
