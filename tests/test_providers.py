@@ -736,3 +736,46 @@ async def test_a_streamed_request_follows_a_redirect_as_the_sdks_do():
         redirector.close()
     assert "".join(i for i in items if isinstance(i, str)) == "Hello there."
     assert seen == [("/v1/chat/completions", f"Bearer {KEY}", "gpt-test"), ("/v2/chat/completions", f"Bearer {KEY}", "gpt-test")]
+
+
+@pytest.mark.parametrize("refused", [False, True])
+async def test_a_compressed_stream_is_read_unpacked(refused):
+    # A server or proxy that gzips the event stream, or its error (the request says it accepts gzip, as httpx's did).
+    import gzip
+
+    from engine.errors import ProviderConfigError
+
+    accepted = []
+
+    async def gzipping(reader, writer):
+        head = await reader.readuntil(b"\r\n\r\n")
+        headers = {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in head.decode().split("\r\n")[1:] if line)}
+        await reader.readexactly(int(headers.get("content-length", "0")))
+        accepted.append(headers.get("accept-encoding", ""))
+        events = "".join(f"data: {json.dumps(e)}\n\n" for e in (
+            {"choices": [{"index": 0, "delta": {"content": "Hello there."}, "finish_reason": None}]},
+            {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})) + "data: [DONE]\n\n"
+        if refused:
+            packed = gzip.compress(b'{"error": {"message": "bad key", "type": "invalid_request_error"}}')
+            writer.write(b"HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\n"
+                         b"Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(packed), packed))
+        else:
+            packed = gzip.compress(events.encode())
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Encoding: gzip\r\n"
+                         b"Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(packed), packed))
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(gzipping, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    model = kept(OpenAICompatModel(kept(openai.AsyncOpenAI(api_key=KEY, base_url=f"http://127.0.0.1:{port}/v1",
+                                                           max_retries=0, timeout=5)), "gpt-test", official=False))
+    try:
+        if refused:
+            with pytest.raises(ProviderConfigError, match=r"refused the API key \(HTTP 401: bad key\)"):
+                await read(model)
+            return
+        items = await read(model)
+    finally:
+        server.close()
+    assert "gzip" in accepted[0] and "".join(i for i in items if isinstance(i, str)) == "Hello there."

@@ -60,7 +60,7 @@ class StreamingPost:
             # The SDKs' connection limit; certificates as httpx finds them (certifi, or SSL_CERT_FILE/DIR).
             connector = aiohttp.TCPConnector(limit=1000, keepalive_timeout=5.0,
                                              ssl=httpx2.create_ssl_context(trust_env=True))
-            self._session = aiohttp.ClientSession(connector=connector, auto_decompress=False)
+            self._session = aiohttp.ClientSession(connector=connector)  # gzip answers are unpacked, as httpx does
         return self._session
 
     async def post(self, path: str, body: dict[str, Any]) -> aiohttp.ClientResponse:
@@ -88,8 +88,10 @@ class StreamingPost:
                 raise self.sdk.APIConnectionError(message=f"Connection error: {exc}", request=request) from exc
             finally:
                 response.release()
+            # The body is already unpacked: its encoding and length headers no longer describe it.
+            headers = [(k, v) for k, v in response.raw_headers if k.lower() not in (b"content-encoding", b"content-length")]
             raise self.client._make_status_error_from_response(
-                httpx2.Response(response.status, headers=list(response.raw_headers), content=content, request=request))
+                httpx2.Response(response.status, headers=headers, content=content, request=request))
         return response
 
     def _proxy(self, url: str) -> str | None:
