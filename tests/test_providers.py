@@ -779,3 +779,10 @@ async def test_a_compressed_stream_is_read_unpacked(refused):
     finally:
         server.close()
     assert "gzip" in accepted[0] and "".join(i for i in items if isinstance(i, str)) == "Hello there."
+
+
+def test_a_proxy_named_without_a_scheme_is_an_http_proxy(monkeypatch):
+    from engine.providers.http import StreamingPost
+
+    monkeypatch.setenv("HTTPS_PROXY", "127.0.0.1:3128")  # as httpx (and so the SDK) reads it
+    assert StreamingPost(None, openai)._proxy("https://api.openai.com/v1/chat/completions") == "http://127.0.0.1:3128"

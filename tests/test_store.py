@@ -214,3 +214,27 @@ async def test_the_state_cache_keeps_the_most_recently_used_channels(tmp_path, m
         assert list(store._states) == ["c", "b"] and set(store._channels.values()) == {"b", "c"}
         await store.load_session("a")
         assert list(store._states) == ["b", "a"]
+
+
+async def test_a_load_racing_a_refused_write_reads_the_game_again(tmp_path):
+    # A read without the channel's lock (a /char sheet) while a commit in that channel is refused: the cached
+    # state the refused write dropped is not served, and the load does not fail.
+    async with Store.open(tmp_path / "race.db") as store:
+        session = await store.create_session("c", None, new_state())
+        cached = (await store.load_session("c")).state
+        real_read, gate = store.driver.read, asyncio.Event()
+
+        async def slow_read(op):
+            await gate.wait()
+            return await real_read(op)
+
+        store.driver.read = slow_read
+        reader = asyncio.create_task(store.load_session("c"))
+        await asyncio.sleep(0)
+        cached.characters["u1"].currency.gp = 4242  # what a careless failed write might have left in it
+        with pytest.raises(StaleSession):
+            await store.save_state(session.id, cached, version=99)
+        gate.set()
+        loaded = await reader
+        assert loaded.version == session.version and loaded.state is not cached
+        assert loaded.state.characters["u1"].currency.gp == 10

@@ -51,9 +51,9 @@ class StreamingPost:
     def _timeout(self) -> aiohttp.ClientTimeout:
         given = self.client.timeout
         if isinstance(given, httpx2.Timeout):
-            return aiohttp.ClientTimeout(total=None, sock_connect=given.connect, sock_read=given.read)
+            return aiohttp.ClientTimeout(total=None, connect=given.pool, sock_connect=given.connect, sock_read=given.read)
         seconds = float(given) if isinstance(given, (int, float)) else None
-        return aiohttp.ClientTimeout(total=None, sock_connect=seconds, sock_read=seconds)
+        return aiohttp.ClientTimeout(total=None, connect=seconds, sock_connect=seconds, sock_read=seconds)
 
     def session(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
@@ -101,7 +101,9 @@ class StreamingPost:
             parts = urlsplit(url)
             proxies = urllib.request.getproxies_environment()
             bypass = "no" in proxies and urllib.request.proxy_bypass_environment(parts.hostname or "", proxies)
-            self._proxies[url] = None if bypass else (proxies.get(parts.scheme) or proxies.get("all"))
+            proxy = None if bypass else (proxies.get(parts.scheme) or proxies.get("all"))
+            # "host:3128" is an HTTP proxy, as httpx (and so the SDK) reads it.
+            self._proxies[url] = proxy if not proxy or "://" in proxy else f"http://{proxy}"
         return self._proxies[url]
 
     async def aclose(self) -> None:

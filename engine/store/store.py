@@ -192,6 +192,10 @@ class Store(AdminRecords, Reports):
             return None
         if found["state"] is None:  # the cached state is this version's: nobody wrote since
             assert cached is not None
+            if self._states.get(channel_id) is not cached:
+                # Dropped while the row was read (a write that failed may have changed that object, or the
+                # least recently used went): read the game again rather than serve it.
+                return await self.load_session(channel_id)
             state = cached.state
             self._states.move_to_end(channel_id)
         else:
@@ -230,22 +234,27 @@ class Store(AdminRecords, Reports):
 
     def _cached(self, session_id: int, version: int | None) -> CachedState | None:
         """The cached state of this session at this version, if that is the one cached."""
+        entry = self._entry(session_id)
+        return entry if entry is not None and version is not None and entry.version == version else None
+
+    def _entry(self, session_id: int) -> CachedState | None:
+        """This session's cache entry (not a newer game's in the same channel)."""
         channel_id = self._channels.get(session_id)
         entry = self._states.get(channel_id) if channel_id is not None else None
-        return entry if entry is not None and version is not None and entry.version == version else None
+        return entry if entry is not None and entry.session_id == session_id else None
 
     def _saved(self, session_id: int, version: int, state: GameState, json_text: str) -> None:
         """A state this store just wrote (and committed) is the cached one for its version."""
-        channel_id = self._channels.get(session_id)
-        if channel_id is not None:
-            guild_id = self._states[channel_id].guild_id if channel_id in self._states else None
-            self._remember(channel_id, session_id, version, state, json_text, guild_id)
+        entry = self._entry(session_id)
+        if entry is not None:
+            self._remember(self._channels[session_id], session_id, version, state, json_text, entry.guild_id)
 
     def _unsaved(self, session_id: int) -> None:
         """A write of this session failed: its cached state may be the object the failed write changed."""
-        channel_id = self._channels.get(session_id)
-        if channel_id is not None:
-            self._forget(channel_id)
+        if self._entry(session_id) is not None:
+            self._forget(self._channels[session_id])
+        else:
+            self._channels.pop(session_id, None)  # an ended game's: its channel holds a newer one, or none
 
     async def create_session(self, channel_id: str, guild_id: str | None, state: GameState) -> Session:
         text = state.model_dump_json()
