@@ -670,6 +670,19 @@ async def test_a_weak_hosted_model_plays_two_step_turns_held_to_the_schema_by_th
         await ctx.__aexit__(None, None, None)
 
 
+# -- loopback servers written per test (a proxy, a gateway that redirects, one that gzips) --------------------------
+
+HELLO_EVENTS = "".join(f"data: {json.dumps(e)}\n\n" for e in (
+    {"choices": [{"index": 0, "delta": {"content": "Hello there."}, "finish_reason": None}]},
+    {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})) + "data: [DONE]\n\n"
+BAD_KEY = b'{"error": {"message": "bad key", "type": "invalid_request_error"}}'
+
+
+def gpt_at(base_url: str) -> OpenAICompatModel:
+    return kept(OpenAICompatModel(kept(openai.AsyncOpenAI(api_key=KEY, base_url=base_url, max_retries=0, timeout=5)),
+                                  "gpt-test", official=False))
+
+
 async def test_streamed_requests_go_through_the_proxy_the_environment_names(monkeypatch):
     from engine.errors import ProviderConfigError
     from engine.providers.http import StreamingPost
@@ -679,9 +692,8 @@ async def test_streamed_requests_go_through_the_proxy_the_environment_names(monk
     async def proxy(reader, writer):  # a forward proxy that answers for the API: the key is refused
         head = await reader.readuntil(b"\r\n\r\n")
         seen.append(head)
-        body = b'{"error": {"message": "bad key", "type": "invalid_request_error"}}'
         writer.write(b"HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\nContent-Length: %d\r\n"
-                     b"Connection: close\r\n\r\n%s" % (len(body), body))
+                     b"Connection: close\r\n\r\n%s" % (len(BAD_KEY), BAD_KEY))
         await writer.drain()
         writer.close()
 
@@ -689,8 +701,7 @@ async def test_streamed_requests_go_through_the_proxy_the_environment_names(monk
     port = server.sockets[0].getsockname()[1]
     monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{port}")
     monkeypatch.setenv("NO_PROXY", "localhost")
-    model = kept(OpenAICompatModel(kept(openai.AsyncOpenAI(api_key=KEY, base_url="http://api.example/v1",
-                                                           max_retries=0, timeout=5)), "gpt-test", official=False))
+    model = gpt_at("http://api.example/v1")
     try:
         with pytest.raises(ProviderConfigError, match="refused the API key"):
             await read(model)
@@ -715,11 +726,8 @@ async def test_a_streamed_request_follows_a_redirect_as_the_sdks_do():
         if lines[0].split()[1] == "/v1/chat/completions":
             answer = b"HTTP/1.1 307 Temporary Redirect\r\nLocation: /v2/chat/completions\r\nContent-Length: 0\r\n\r\n"
         else:
-            events = "".join(f"data: {json.dumps(e)}\n\n" for e in (
-                {"choices": [{"index": 0, "delta": {"content": "Hello there."}, "finish_reason": None}]},
-                {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})) + "data: [DONE]\n\n"
-            answer = (f"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: {len(events)}\r\n"
-                      f"Connection: close\r\n\r\n{events}").encode()
+            answer = (f"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: {len(HELLO_EVENTS)}\r\n"
+                      f"Connection: close\r\n\r\n{HELLO_EVENTS}").encode()
         writer.write(answer)
         await writer.drain()
         if b"307" in answer[:20]:
@@ -728,8 +736,7 @@ async def test_a_streamed_request_follows_a_redirect_as_the_sdks_do():
 
     redirector = await asyncio.start_server(gateway, "127.0.0.1", 0)
     port = redirector.sockets[0].getsockname()[1]
-    model = kept(OpenAICompatModel(kept(openai.AsyncOpenAI(api_key=KEY, base_url=f"http://127.0.0.1:{port}/v1",
-                                                           max_retries=0, timeout=5)), "gpt-test", official=False))
+    model = gpt_at(f"http://127.0.0.1:{port}/v1")
     try:
         items = await read(model)
     finally:
@@ -752,24 +759,17 @@ async def test_a_compressed_stream_is_read_unpacked(refused):
         headers = {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in head.decode().split("\r\n")[1:] if line)}
         await reader.readexactly(int(headers.get("content-length", "0")))
         accepted.append(headers.get("accept-encoding", ""))
-        events = "".join(f"data: {json.dumps(e)}\n\n" for e in (
-            {"choices": [{"index": 0, "delta": {"content": "Hello there."}, "finish_reason": None}]},
-            {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})) + "data: [DONE]\n\n"
-        if refused:
-            packed = gzip.compress(b'{"error": {"message": "bad key", "type": "invalid_request_error"}}')
-            writer.write(b"HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\n"
-                         b"Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(packed), packed))
-        else:
-            packed = gzip.compress(events.encode())
-            writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Encoding: gzip\r\n"
-                         b"Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(packed), packed))
+        status, kind, body = ((b"401 Unauthorized", b"application/json", BAD_KEY) if refused
+                              else (b"200 OK", b"text/event-stream", HELLO_EVENTS.encode()))
+        packed = gzip.compress(body)
+        writer.write(b"HTTP/1.1 %s\r\nContent-Type: %s\r\nContent-Encoding: gzip\r\nContent-Length: %d\r\n"
+                     b"Connection: close\r\n\r\n%s" % (status, kind, len(packed), packed))
         await writer.drain()
         writer.close()
 
     server = await asyncio.start_server(gzipping, "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]
-    model = kept(OpenAICompatModel(kept(openai.AsyncOpenAI(api_key=KEY, base_url=f"http://127.0.0.1:{port}/v1",
-                                                           max_retries=0, timeout=5)), "gpt-test", official=False))
+    model = gpt_at(f"http://127.0.0.1:{port}/v1")
     try:
         if refused:
             with pytest.raises(ProviderConfigError, match=r"refused the API key \(HTTP 401: bad key\)"):
