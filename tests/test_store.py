@@ -204,16 +204,16 @@ async def test_a_saved_state_is_loaded_from_the_cache_until_another_process_writ
 
 
 async def test_the_state_cache_keeps_the_most_recently_used_channels(tmp_path, monkeypatch):
-    from engine.store import store as store_module
+    from engine.store import cache
 
-    monkeypatch.setattr(store_module, "CACHED_STATES", 2)
+    monkeypatch.setattr(cache, "CACHED_STATES", 2)
     async with Store.open(tmp_path / "lru.db") as store:
         for channel in ("a", "b", "c"):
             await store.create_session(channel, None, new_state())
         await store.load_session("b")
-        assert list(store._states) == ["c", "b"] and set(store._channels.values()) == {"b", "c"}
+        assert list(store.states.by_channel) == ["c", "b"] and set(store.states.channels.values()) == {"b", "c"}
         await store.load_session("a")
-        assert list(store._states) == ["b", "a"]
+        assert list(store.states.by_channel) == ["b", "a"]
 
 
 async def test_a_load_racing_a_refused_write_reads_the_game_again(tmp_path):

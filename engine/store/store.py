@@ -15,9 +15,7 @@ import json
 import os
 import socket
 import uuid
-from collections import OrderedDict
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable
@@ -29,6 +27,7 @@ from ..errors import ConfigError, GameAlreadyRunning, GameError, StaleSession
 from ..limits import today
 from ..state import GameState, Message, utcnow
 from .admin import AdminRecords
+from .cache import CachedState, StateCache
 from .records import (HEARTBEAT, OURS, STALE_AFTER, Committed, LastTurn, Rate, Session, ToolCallRow, TurnRecord,
                       UndoableTurn, alive, message)
 from .reports import Reports
@@ -36,18 +35,6 @@ from .schema import MIGRATIONS, MIGRATIONS_TABLE
 from .sql import Conflict, Driver, Op, many, reads, row, rows, run, script, value, writes
 
 log = structlog.get_logger(__name__)
-
-
-CACHED_STATES = 500  # parsed states kept (~120 KiB each for a started game): the channels played most recently
-
-
-@dataclass
-class CachedState:
-    session_id: int
-    version: int
-    state: GameState
-    json: str  # the state as saved at this version: what /undo puts back when a turn commits over it
-    guild_id: str | None
 
 
 def is_postgres(target: Path | str) -> bool:
@@ -65,8 +52,7 @@ class Store(AdminRecords, Reports):
         self.instance = uuid.uuid4().hex  # this process's (this store's) id, on the turns it answers
         OURS.add(self.instance)
         self._heartbeat: asyncio.Task[None] | None = None
-        self._states: OrderedDict[str, CachedState] = OrderedDict()  # by channel, the most recently used last
-        self._channels: dict[int, str] = {}  # session id -> channel, for the sessions in _states
+        self.states = StateCache()
 
     @classmethod
     @asynccontextmanager
@@ -185,31 +171,31 @@ class Store(AdminRecords, Reports):
         """The channel's active game. Its state is shared with the store's cache of parsed states (parsing a started
         game costs ~0.4-1.3 ms, a few times a turn): read it as it is, and clone it to change it (Engine._write, a
         turn's working copy). Saving through this store puts the saved object in the cache."""
-        cached = self._states.get(channel_id)
+        cached = self.states.get(channel_id)
         found = await self.driver.read(self._session_row(channel_id, cached))
         if found is None:
-            self._forget(channel_id)
+            self.states.forget(channel_id)
             return None
         if found["state"] is None:  # the cached state is this version's: nobody wrote since
             assert cached is not None
-            if self._states.get(channel_id) is not cached:
+            if not self.states.touch(cached, channel_id):
                 # Dropped while the row was read (a write that failed may have changed that object, or the
                 # least recently used went): read the game again rather than serve it.
                 return await self.load_session(channel_id)
             state = cached.state
-            self._states.move_to_end(channel_id)
         else:
             try:
                 state = GameState.model_validate_json(found["state"])
             except ValidationError as exc:
                 log.error("session_unreadable", channel_id=channel_id, error=str(exc))
                 raise GameError("This channel's saved game cannot be read. A server admin can start over with /gm-admin reset.") from exc
-            self._remember(channel_id, found["id"], found["version"], state, found["state"], found["guild_id"])
+            self.states.remember(channel_id, CachedState(found["id"], found["version"], state, found["state"],
+                                                         found["guild_id"]))
         debug = found["debug_set"]
         return Session(found["id"], channel_id, state, found["version"], found["guild_id"],
                        None if debug is None else bool(debug))
 
-    def _session_row(self, channel_id: str, cached: "CachedState | None") -> Op[Any]:
+    def _session_row(self, channel_id: str, cached: CachedState | None) -> Op[Any]:
         # The channel's debug switch comes along: every turn asks for it, and this saves it a read of its own. The
         # state comes only if it is not the cached one, judged in the same statement that reads the version.
         known = (cached.session_id, cached.version) if cached else (0, -1)
@@ -218,44 +204,6 @@ class Store(AdminRecords, Reports):
                           "LEFT JOIN channel_settings ON channel_settings.channel_id = sessions.channel_id "
                           "WHERE sessions.channel_id = ? AND active = 1", *known, channel_id))
 
-    def _remember(self, channel_id: str, session_id: int, version: int, state: GameState, json_text: str,
-                  guild_id: str | None) -> None:
-        self._states[channel_id] = CachedState(session_id, version, state, json_text, guild_id)
-        self._states.move_to_end(channel_id)
-        self._channels[session_id] = channel_id
-        while len(self._states) > CACHED_STATES:
-            gone, entry = self._states.popitem(last=False)
-            self._channels.pop(entry.session_id, None)
-
-    def _forget(self, channel_id: str) -> None:
-        entry = self._states.pop(channel_id, None)
-        if entry is not None:
-            self._channels.pop(entry.session_id, None)
-
-    def _cached(self, session_id: int, version: int | None) -> CachedState | None:
-        """The cached state of this session at this version, if that is the one cached."""
-        entry = self._entry(session_id)
-        return entry if entry is not None and version is not None and entry.version == version else None
-
-    def _entry(self, session_id: int) -> CachedState | None:
-        """This session's cache entry (not a newer game's in the same channel)."""
-        channel_id = self._channels.get(session_id)
-        entry = self._states.get(channel_id) if channel_id is not None else None
-        return entry if entry is not None and entry.session_id == session_id else None
-
-    def _saved(self, session_id: int, version: int, state: GameState, json_text: str) -> None:
-        """A state this store just wrote (and committed) is the cached one for its version."""
-        entry = self._entry(session_id)
-        if entry is not None:
-            self._remember(self._channels[session_id], session_id, version, state, json_text, entry.guild_id)
-
-    def _unsaved(self, session_id: int) -> None:
-        """A write of this session failed: its cached state may be the object the failed write changed."""
-        if self._entry(session_id) is not None:
-            self._forget(self._channels[session_id])
-        else:
-            self._channels.pop(session_id, None)  # an ended game's: its channel holds a newer one, or none
-
     async def create_session(self, channel_id: str, guild_id: str | None, state: GameState) -> Session:
         text = state.model_dump_json()
         try:
@@ -263,7 +211,7 @@ class Store(AdminRecords, Reports):
         except Conflict:  # another process started one in this channel at the same moment
             raise GameAlreadyRunning() from None
         session = Session(session_id, channel_id, state, guild_id=guild_id)
-        self._remember(channel_id, session.id, session.version, state, text, guild_id)
+        self.states.remember(channel_id, CachedState(session.id, session.version, state, text, guild_id))
         return session
 
     def _create_session(self, channel_id: str, guild_id: str | None, state: str) -> Op[int]:
@@ -290,9 +238,9 @@ class Store(AdminRecords, Reports):
         try:
             new = await self.driver.write(self._save_state(session_id, text, messages, version))
         except BaseException:
-            self._unsaved(session_id)
+            self.states.unsaved(session_id)
             raise
-        self._saved(session_id, new, state, text)
+        self.states.saved(session_id, new, state, text)
         return new
 
     def _save_state(self, session_id: int, state: str, messages: list[Message], version: int | None) -> Op[int]:
@@ -338,15 +286,15 @@ class Store(AdminRecords, Reports):
         """
         text = state.model_dump_json()  # here, not in the database's thread, which every channel's writes wait on
         # What /undo puts back is the state this turn read: cached with its version, else read in the write.
-        known = self._cached(session_id, version)
+        known = self.states.at(session_id, version)
         try:
             committed = await self.driver.write(self._commit_turn(
                 session_id, text, messages, turn, calls, version,
                 (known.json, known.guild_id) if known is not None else None, state.summary_upto))
         except BaseException:
-            self._unsaved(session_id)
+            self.states.unsaved(session_id)
             raise
-        self._saved(session_id, committed.version, state, text)
+        self.states.saved(session_id, committed.version, state, text)
         return committed
 
     def _commit_turn(self, session_id: int, state: str, messages: list[Message], turn: TurnRecord,
