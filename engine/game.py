@@ -12,7 +12,7 @@ from typing import Any, AsyncIterator, Awaitable, Callable, Mapping, TypeVar
 
 import structlog
 
-from . import limits, rules, server_settings, summary, turn
+from . import fair, limits, rules, server_settings, summary, turn
 from . import shops as trading
 from .rules import levels
 from .characters import ability_scores, import_character, make_character
@@ -463,6 +463,7 @@ class Engine:
         `show(speaker, text)` is told the visible reply so far as it streams (it may start over: a retried
         generation, a replayed turn); the committed reply, which the result holds, is the one that counts."""
         async with self.channel_lock(channel_id):
+            await fair.step()  # turns begin one per pass of the loop, in the order they came (engine/fair.py)
             playing = Turn(await self.session(channel_id), author_id, author_name, text.strip(), debug_override=debug,
                            show=show)
             try:

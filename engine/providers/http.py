@@ -19,6 +19,8 @@ import aiohttp
 import httpx2
 import structlog
 
+from .. import fair
+
 log = structlog.get_logger(__name__)
 
 
@@ -80,6 +82,11 @@ class StreamingPost:
         except (aiohttp.ClientError, OSError) as exc:
             raise self.sdk.APIConnectionError(message=f"Connection error: {exc}",
                                               request=httpx2.Request("POST", url)) from exc
+        try:
+            await fair.step()  # the answer arrived: take the loop in turn with the other channels' (engine/fair.py)
+        except BaseException:
+            response.release()
+            raise
         if response.status >= 400:
             request = httpx2.Request("POST", url)  # what the SDK's errors name
             try:

@@ -8,6 +8,7 @@ from contextlib import asynccontextmanager
 from typing import Any, AsyncIterator, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
+from .. import fair
 from ..errors import ConfigError
 from .sql import Conflict, Op, Statement, numbered
 
@@ -25,18 +26,24 @@ class Postgres:
     async def write(self, op: Op[T]) -> T:
         import asyncpg
 
-        async with self.pool.acquire() as conn:
-            try:
-                async with conn.transaction():
-                    return await _drive(conn, op)
-            except asyncpg.UniqueViolationError as exc:
-                raise Conflict(str(exc)) from exc
+        try:
+            async with self.pool.acquire() as conn:
+                try:
+                    async with conn.transaction():
+                        return await _drive(conn, op)
+                except asyncpg.UniqueViolationError as exc:
+                    raise Conflict(str(exc)) from exc
+        finally:
+            await fair.step()  # the server answered: take the loop in turn (engine/fair.py)
 
     async def read(self, op: Op[T]) -> T:
-        async with self.pool.acquire() as conn:
-            # No transaction: most reads are one statement, and BEGIN and COMMIT would triple their round trips.
-            # The few of several statements (last_turn, telemetry) tolerate a write landing between them.
-            return await _drive(conn, op)
+        try:
+            async with self.pool.acquire() as conn:
+                # No transaction: most reads are one statement, and BEGIN and COMMIT would triple their round trips.
+                # The few of several statements (last_turn, telemetry) tolerate a write landing between them.
+                return await _drive(conn, op)
+        finally:
+            await fair.step()
 
 
 async def _statement(conn: Any, s: Statement) -> Any:
