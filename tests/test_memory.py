@@ -29,6 +29,7 @@ async def test_an_early_fact_is_recalled_late_while_the_prompt_stays_flat(lore_t
     assert "## Earlier in this game" in context and "third oak behind the chapel" in context
     history = "".join(m.content for m in lore_table.model.requests[-1].messages)
     assert "third oak" not in history  # it came from memory, not from the history window
+    await lore_table.engine.drain()  # the last exchange is indexed in the background too
     stats = await lore_table.engine.remember((await lore_table.engine.session(CHANNEL)).id, await lore_table.state())
     assert stats == 0  # everything committed was already indexed in the background
 

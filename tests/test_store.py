@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import threading
 
 import pytest
 
@@ -238,3 +239,65 @@ async def test_a_load_racing_a_refused_write_reads_the_game_again(tmp_path):
         loaded = await reader
         assert loaded.version == session.version and loaded.state is not cached
         assert loaded.state.characters["u1"].currency.gp == 10
+
+
+def threads(where: list[int], sql: str = "SELECT 1"):
+    """An operation that notes the thread that ran it."""
+    where.append(threading.get_ident())
+    return [tuple(r) for r in (yield rows(sql))]
+
+
+async def test_sqlite_runs_an_operation_on_the_loop_when_it_need_not_wait_and_in_its_thread_when_it_must(tmp_path):
+    db = tmp_path / "inline.db"
+    loop_thread, where = threading.get_ident(), []
+    async with Store.open(db) as store:
+        assert await store.driver.read(threads(where)) == [(1,)]
+        assert await store.driver.write(threads(where)) == [(1,)]
+        assert where == [loop_thread, loop_thread]
+
+        other = sqlite3.connect(db, isolation_level=None)
+        other.execute("BEGIN IMMEDIATE")  # another process holds the write lock
+        first = asyncio.create_task(store.set_debug("c", True))
+        second = asyncio.create_task(store.set_debug("c", False))  # follows the first into the thread
+        reads = [await store.debug("c") for _ in range(3)]  # the loop is not blocked, and reads go on
+        await asyncio.sleep(0.2)
+        assert reads == [None, None, None] and not first.done() and not second.done()
+        other.execute("ROLLBACK")
+        await asyncio.gather(first, second)
+        assert await store.debug("c") is False  # in the order they were asked
+        other.close()
+
+        where.clear()
+        await store.driver.write(threads(where))  # the lock is free again: back on the loop
+        assert where == [loop_thread]
+
+
+async def test_a_sqlite_read_that_cannot_start_at_once_goes_on_in_the_thread_from_its_first_statement(tmp_path, monkeypatch):
+    import engine.store.sqlite as driver
+
+    loop_thread, ran, started = threading.get_ident(), [], []
+    real = driver._statement
+
+    def busy_once_on_the_loop(conn, statement):
+        if threading.get_ident() == loop_thread and not ran:
+            ran.append("busy")
+            exc = sqlite3.OperationalError("database is locked")
+            exc.sqlite_errorcode = sqlite3.SQLITE_BUSY
+            raise exc
+        ran.append(threading.get_ident())
+        return real(conn, statement)
+
+    def op():
+        started.append(1)
+        first = yield rows("SELECT 1")
+        second = yield rows("SELECT 2")
+        return [tuple(first[0]), tuple(second[0])]
+
+    async with Store.open(tmp_path / "read.db") as store:
+        monkeypatch.setattr(driver, "_statement", busy_once_on_the_loop)
+        assert await store.driver.read(op()) == [(1,), (2,)]
+        assert started == [1]  # the same operation went on, not begun again
+        assert ran[0] == "busy" and ran[1:] and all(t != loop_thread for t in ran[1:])
+        monkeypatch.setattr(driver, "_statement", real)
+        assert await store.driver.read(op()) == [(1,), (2,)]  # and the next one is on the loop again
+        assert not store.driver.reader.in_transaction
