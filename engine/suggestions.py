@@ -656,6 +656,15 @@ def _direction(before: str, out: re.Pattern[str], into: re.Pattern[str]) -> int:
     return max(verbs)[1] if verbs else 0
 
 
+@lru_cache(maxsize=2048)
+def _carried(name: str) -> tuple[re.Pattern[str], re.Pattern[str] | None]:
+    """How a message names a carried item: whole ("the healing potion"), or by its last word after "my" (for a
+    name whose last word is longer than three letters). Made once per item name."""
+    head = name.lower().split()[-1]
+    return (re.compile(r"\b" + re.escape(name.lower()) + r"s?\b"),
+            re.compile(r"\bmy " + re.escape(head) + r"s?\b") if len(head) > 3 else None)
+
+
 def changes_hands(text: str, carried: Iterable[str] = ()) -> dict[str, str]:
     """What a message says changes hands, as modify_inventory's arguments, when it says so plainly: coin ("pay her
     two gold" → gp -2, "I pocket the 5 silver" → sp +5), or one thing (a carried item by its name, else a thing
@@ -669,9 +678,10 @@ def changes_hands(text: str, carried: Iterable[str] = ()) -> dict[str, str]:
     if coins:
         return {}
     for name in sorted(carried, key=len, reverse=True):  # "healing potion" before "potion"
-        at = re.search(r"\b" + re.escape(name.lower()) + r"s?\b", text)
-        if at is None and len(head := name.lower().split()[-1]) > 3:
-            at = re.search(r"\bmy " + re.escape(head) + r"s?\b", text)  # "my potion", "my rations"
+        whole, mine = _carried(name)
+        at = whole.search(text)
+        if at is None and mine is not None:
+            at = mine.search(text)  # "my potion", "my rations"
         if at is not None:
             way = _direction(text[: at.start()], _ITEM_OUT, _ITEM_IN)
             return {"item": name, "quantity": str(way)} if way else {}

@@ -46,6 +46,7 @@ class StreamingPost:
         self.client, self.sdk = client, sdk
         self._session: aiohttp.ClientSession | None = None
         self._proxies: dict[str, str | None] = {}
+        self._made: dict[str, tuple[str, dict[str, str], aiohttp.ClientTimeout, str | None]] = {}
 
     def _url(self, path: str) -> str:
         return str(self.client.base_url).rstrip("/") + "/" + path.lstrip("/")
@@ -68,14 +69,10 @@ class StreamingPost:
     async def post(self, path: str, body: dict[str, Any]) -> aiohttp.ClientResponse:
         """The response, its body unread (the caller reads it and then releases it); the SDK's APIStatusError
         for an answer of 400 or more, APITimeoutError or APIConnectionError when the server cannot be reached."""
-        url = self._url(path)
-        # The key's header, then the client's (user agent, API version, headers the admin set): as the SDK merges
-        # them; a header the SDK leaves out (Omit) is not sent.
-        merged = {**self.client.auth_headers, **self.client.default_headers}
-        headers = {k: v for k, v in merged.items() if isinstance(v, str)}
+        url, headers, timeout, proxy = self._parts(path)
         try:
             response = await self.session().post(url, data=json.dumps(body).encode(), headers=headers,
-                                                  timeout=self._timeout(), proxy=self._proxy(url),
+                                                  timeout=timeout, proxy=proxy,
                                                   allow_redirects=True)  # as the SDKs follow them
         except (asyncio.TimeoutError, aiohttp.ServerTimeoutError) as exc:
             raise self.sdk.APITimeoutError(request=httpx2.Request("POST", url)) from exc
@@ -100,6 +97,21 @@ class StreamingPost:
             raise self.client._make_status_error_from_response(
                 httpx2.Response(response.status, headers=headers, content=content, request=request))
         return response
+
+    def _parts(self, path: str) -> tuple[str, dict[str, str], aiohttp.ClientTimeout, str | None]:
+        """The URL, headers, timeout and proxy of a request to `path`, worked out once: the client's settings do not
+        change after it is made (another key or base URL is another client), and asking the SDK for its headers
+        each time cost ~0.1 ms a request."""
+        found = self._made.get(path)
+        if found is None:
+            url = self._url(path)
+            # The key's header, then the client's (user agent, API version, headers the admin set): as the SDK
+            # merges them; a header the SDK leaves out (Omit) is not sent.
+            merged = {**self.client.auth_headers, **self.client.default_headers}
+            headers = {k: v for k, v in merged.items() if isinstance(v, str)}
+            found = self._made[path] = (url, headers, self._timeout(), self._proxy(url))
+        url, headers, timeout, proxy = found
+        return url, dict(headers), timeout, proxy  # aiohttp may add to the headers it is given
 
     def _proxy(self, url: str) -> str | None:
         """The proxy the environment names for `url` (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY, minus NO_PROXY), read
