@@ -301,3 +301,39 @@ async def test_a_sqlite_read_that_cannot_start_at_once_goes_on_in_the_thread_fro
         monkeypatch.setattr(driver, "_statement", real)
         assert await store.driver.read(op()) == [(1,), (2,)]  # and the next one is on the loop again
         assert not store.driver.reader.in_transaction
+
+
+def test_a_commit_writes_again_only_the_fields_a_turn_did_not_share():
+    from engine.store.cache import BIG, CachedState, dump
+
+    base = new_state()
+    text, parts = dump(base, None)  # nothing known: the whole dump
+    assert text == base.model_dump_json() and parts is None
+
+    first = base.working_copy()
+    first.turn += 1
+    text, parts = dump(first, CachedState(1, 1, base, base.model_dump_json(), None))
+    assert text == first.model_dump_json() and set(parts) == set(BIG)
+
+    second = first.working_copy()  # the next turn, from the state the first one committed
+    second.turn += 1
+    second.summary = "They reached the quay."
+    text, again = dump(second, CachedState(1, 2, first, text, None, parts))
+    assert text == second.model_dump_json()
+    assert all(again[name] is parts[name] for name in BIG)  # taken as they were, not written again
+
+    third = second.working_copy()  # a big field replaced whole, without making the copy deep
+    third.npcs = {k: v.model_copy(update={"attitude": "hostile"}) for k, v in second.npcs.items()}
+    text, later = dump(third, CachedState(1, 3, second, text, None, again))
+    assert text == third.model_dump_json() and later["npcs"] is not again["npcs"] and later["items"] is again["items"]
+
+    lookalike = second.clone()  # the same game, but other objects: nothing is taken on trust
+    copy = lookalike.working_copy()
+    text, fresh = dump(copy, CachedState(1, 2, second, second.model_dump_json(), None, again))
+    assert text == copy.model_dump_json() and all(fresh[name] is not again[name] for name in BIG)
+
+    deep = second.working_copy()
+    deep.own()
+    deep.characters["u1"].hp -= 3
+    text, none = dump(deep, CachedState(1, 3, second, second.model_dump_json(), None, again))
+    assert text == deep.model_dump_json() and none is None

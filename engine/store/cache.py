@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import dataclass
 
+from pydantic import TypeAdapter
+
 from ..state import GameState
 
 CACHED_STATES = 500  # parsed states kept (~120 KiB each for a started game)
@@ -21,6 +23,31 @@ class CachedState:
     state: GameState
     json: str  # the state as saved at this version: what /undo puts back when a turn commits over it
     guild_id: str | None
+    parts: dict[str, str] | None = None  # the JSON of its big fields, when a commit made it (see `dump`)
+
+
+# The fields that hold the adventure (~95% of a started game's 22 KB of JSON), in the model's order.
+BIG = tuple(f for f in GameState.model_fields
+            if f in ("characters", "npcs", "locations", "quests", "encounters", "items", "shops"))
+_FIELDS = {name: TypeAdapter(field.annotation) for name, field in GameState.model_fields.items()}
+
+
+def dump(state: GameState, known: CachedState | None) -> tuple[str, dict[str, str] | None]:
+    """The state's JSON, exactly as `model_dump_json` writes it, and the JSON of its big fields for the next turn.
+
+    Most turns change nothing but the turn counter: their working copy still shares every character, place and
+    item with the state it was made from (`GameState.working_copy`), and those objects are never changed in
+    place (`GameState.own` replaces them first). A big field that is the very object of the state `known` holds
+    takes its JSON from there; only the rest is written again (measured at 200 busy channels, the whole dump
+    cost ~0.4 ms of a turn's CPU). A copy made deep is dumped whole."""
+    if not state.shares or known is None:
+        return state.model_dump_json(), None
+    had, base, now = known.parts or {}, known.state.__dict__, state.__dict__
+    parts = {name: had[name] if name in had and now[name] is base[name] else _FIELDS[name].dump_json(now[name]).decode()
+             for name in BIG}
+    text = ",".join(f'"{name}":{parts[name] if name in parts else _FIELDS[name].dump_json(now[name]).decode()}'
+                    for name in _FIELDS)
+    return "{" + text + "}", parts
 
 
 class StateCache:
@@ -62,11 +89,13 @@ class StateCache:
         entry = self.of_session(session_id)
         return entry if entry is not None and version is not None and entry.version == version else None
 
-    def saved(self, session_id: int, version: int, state: GameState, json_text: str) -> None:
+    def saved(self, session_id: int, version: int, state: GameState, json_text: str,
+              parts: dict[str, str] | None = None) -> None:
         """A state just written (and committed) is the cached one for its version."""
         entry = self.of_session(session_id)
         if entry is not None:
-            self.remember(self.channels[session_id], CachedState(session_id, version, state, json_text, entry.guild_id))
+            self.remember(self.channels[session_id],
+                          CachedState(session_id, version, state, json_text, entry.guild_id, parts))
 
     def unsaved(self, session_id: int) -> None:
         """A write of this session failed: its cached state may be the object the failed write changed."""

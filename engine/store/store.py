@@ -27,7 +27,7 @@ from ..errors import ConfigError, GameAlreadyRunning, GameError, StaleSession
 from ..limits import today
 from ..state import GameState, Message, utcnow
 from .admin import AdminRecords
-from .cache import CachedState, StateCache
+from .cache import CachedState, StateCache, dump
 from .records import (HEARTBEAT, OURS, STALE_AFTER, Committed, LastTurn, Rate, Session, ToolCallRow, TurnRecord,
                       UndoableTurn, alive, message)
 from .reports import Reports
@@ -284,9 +284,9 @@ class Store(AdminRecords, Reports):
         A message already stored (pending, by begin_turn) is marked done; the others are added. With `version`, the
         turn commits only if nobody wrote the session since it was read; otherwise StaleSession and nothing changes.
         """
-        text = state.model_dump_json()  # here, not in the database's thread, which every channel's writes wait on
         # What /undo puts back is the state this turn read: cached with its version, else read in the write.
         known = self.states.at(session_id, version)
+        text, parts = dump(state, known)
         try:
             committed = await self.driver.write(self._commit_turn(
                 session_id, text, messages, turn, calls, version,
@@ -294,7 +294,7 @@ class Store(AdminRecords, Reports):
         except BaseException:
             self.states.unsaved(session_id)
             raise
-        self.states.saved(session_id, committed.version, state, text)
+        self.states.saved(session_id, committed.version, state, text, parts)
         return committed
 
     def _commit_turn(self, session_id: int, state: str, messages: list[Message], turn: TurnRecord,
