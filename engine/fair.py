@@ -21,8 +21,7 @@ class Fair:
     """One step per pass of the loop: the first to ask goes now if nobody went in this pass, the others wait their
     turn in order."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self.loop = loop
+    def __init__(self) -> None:
         self.waiting: deque[asyncio.Future[None]] = deque()
         self.granted = False  # a step went in this pass; `_next` (queued behind it) lets the next one go
 
@@ -30,15 +29,20 @@ class Fair:
         if not self.granted and not self.waiting:
             self._grant()
             return
-        turn: asyncio.Future[None] = self.loop.create_future()
+        turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.waiting.append(turn)
-        # Cancelled while waiting: its future is cancelled too, and `_next` passes over it. Cancelled just after it
-        # was let through: that pass goes unused, and `_next` (already queued) lets the next one go.
-        await turn
+        try:
+            await turn
+        except asyncio.CancelledError:
+            # Cancelled while waiting: it leaves the queue. Cancelled just after it was let through: that pass
+            # goes unused, and `_next` (already queued) lets the next one go.
+            if turn in self.waiting:
+                self.waiting.remove(turn)
+            raise
 
     def _grant(self) -> None:
         self.granted = True
-        self.loop.call_soon(self._next)  # runs in the next pass, after the step let through in this one
+        asyncio.get_running_loop().call_soon(self._next)  # runs in the next pass, after the step let through in this one
 
     def _next(self) -> None:
         self.granted = False
@@ -50,6 +54,7 @@ class Fair:
                 return
 
 
+# One per event loop, forgotten with it (a Fair holds no reference to its loop).
 _FAIR: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Fair] = weakref.WeakKeyDictionary()
 
 
@@ -58,5 +63,5 @@ async def step() -> None:
     loop = asyncio.get_running_loop()
     fair = _FAIR.get(loop)
     if fair is None:
-        fair = _FAIR[loop] = Fair(loop)
+        fair = _FAIR[loop] = Fair()
     await fair.step()

@@ -660,7 +660,7 @@ def _direction(before: str, out: re.Pattern[str], into: re.Pattern[str]) -> int:
 def _carried(name: str) -> tuple[re.Pattern[str], re.Pattern[str] | None]:
     """How a message names a carried item: whole ("the healing potion"), or by its last word after "my" (for a
     name whose last word is longer than three letters). Made once per item name."""
-    head = name.lower().split()[-1]
+    head = (name.lower().split() or [""])[-1]  # an imported sheet may name an item with blanks only
     return (re.compile(r"\b" + re.escape(name.lower()) + r"s?\b"),
             re.compile(r"\bmy " + re.escape(head) + r"s?\b") if len(head) > 3 else None)
 

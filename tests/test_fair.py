@@ -87,3 +87,18 @@ async def test_a_waiter_cancelled_just_as_it_was_let_through_does_not_stop_the_q
     tasks[1].cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
     assert seen == [0, 2] and tasks[1].cancelled()
+
+
+def test_a_closed_event_loop_is_not_kept_alive_by_its_gate():
+    import gc
+    import weakref
+
+    refs = []
+    for _ in range(5):
+        loop = asyncio.new_event_loop()
+        loop.run_until_complete(fair.step())
+        loop.close()
+        refs.append(weakref.ref(loop))
+        del loop
+    gc.collect()
+    assert not any(r() for r in refs)  # (other tests' loops may still be alive, with their gates)

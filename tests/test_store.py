@@ -337,3 +337,68 @@ def test_a_commit_writes_again_only_the_fields_a_turn_did_not_share():
     deep.characters["u1"].hp -= 3
     text, none = dump(deep, CachedState(1, 3, second, second.model_dump_json(), None, again))
     assert text == deep.model_dump_json() and none is None
+
+
+async def test_a_write_cancelled_in_the_thread_keeps_the_connection_there_until_it_is_done(tmp_path):
+    db = tmp_path / "cancel.db"
+    async with Store.open(db) as store:
+        writer = id(store.driver.writer)
+        other = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
+        other.execute("BEGIN IMMEDIATE")  # another process holds the write lock
+        first = asyncio.create_task(store.set_debug("a", True))
+        await asyncio.sleep(0.05)
+        first.cancel()
+        await asyncio.gather(first, return_exceptions=True)
+        # Its job still waits in the connection's thread: the connection is not the loop's yet.
+        assert store.driver._away[writer] == 1
+        second = asyncio.create_task(store.set_debug("b", True))  # so this one queues behind it, in the thread
+        await asyncio.sleep(0.05)
+        assert not second.done()
+        other.execute("ROLLBACK")
+        await second
+        assert (await store.debug("a"), await store.debug("b")) == (None, True)  # the cancelled one rolled back
+        assert store.driver._away[writer] == 0
+        other.close()
+
+
+async def test_reads_still_running_when_a_store_closes_end_with_a_clear_error(tmp_path):
+    ended: list[str] = []
+    for attempt in range(10):
+        async with Store.open(tmp_path / f"close{attempt}.db") as store:
+            await store.set_debug("c", True)
+
+            async def keep_reading():
+                while True:
+                    try:
+                        await store.debug("c")
+                    except Exception as exc:  # the store closed under it
+                        ended.append(type(exc).__name__)
+                        return
+                    await asyncio.sleep(0)
+
+            reading = asyncio.create_task(keep_reading())
+            await asyncio.sleep(0.001)
+        await asyncio.wait_for(reading, 5)  # it ended, and the process is still here (no read beside the close)
+    assert set(ended) <= {"ProgrammingError", "ValueError"} and len(ended) == 10
+
+
+async def test_long_reports_and_long_reads_of_the_log_run_off_the_event_loop(tmp_path, monkeypatch):
+    import engine.store.sqlite as driver
+
+    loop_thread, ran = threading.get_ident(), []
+    real = driver._statement
+
+    def noting(conn, statement):
+        ran.append(threading.get_ident())
+        return real(conn, statement)
+
+    async with Store.open(tmp_path / "long.db") as store:
+        session = await store.create_session("c", None, new_state())
+        monkeypatch.setattr(driver, "_statement", noting)
+        await store.messages(session.id, limit=20)
+        assert ran and set(ran) == {loop_thread}  # a turn's history: on the loop
+        for long_read in (store.messages(session.id, limit=2000, oldest=True), store.telemetry(session.id),
+                          store.turns(session.id), store.turns_for_analysis()):
+            ran.clear()
+            await long_read
+            assert ran and loop_thread not in ran

@@ -220,3 +220,11 @@ def test_what_changes_hands_is_read_only_when_the_message_says_it_plainly(text, 
     from engine.suggestions import changes_hands
 
     assert changes_hands(text.lower(), ["healing potion", "rations", "longsword"]) == args
+
+
+def test_a_carried_item_named_with_blanks_only_does_not_stop_the_reading():
+    from engine.suggestions import changes_hands
+
+    # An imported sheet may hold such a name (tool arguments are stripped, sheets are not).
+    assert changes_hands("i give her the rope", ["rope", " "]) == {"item": "rope", "quantity": "-1"}
+    assert changes_hands("thanks!", [" "]) == {}

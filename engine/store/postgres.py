@@ -26,24 +26,21 @@ class Postgres:
     async def write(self, op: Op[T]) -> T:
         import asyncpg
 
-        try:
-            async with self.pool.acquire() as conn:
-                try:
-                    async with conn.transaction():
-                        return await _drive(conn, op)
-                except asyncpg.UniqueViolationError as exc:
-                    raise Conflict(str(exc)) from exc
-        finally:
-            await fair.step()  # the server answered: take the loop in turn (engine/fair.py)
+        # No fair.step() after a write: cancelled there, a committed write would be reported as not made.
+        async with self.pool.acquire() as conn:
+            try:
+                async with conn.transaction():
+                    return await _drive(conn, op)
+            except asyncpg.UniqueViolationError as exc:
+                raise Conflict(str(exc)) from exc
 
-    async def read(self, op: Op[T]) -> T:
-        try:
-            async with self.pool.acquire() as conn:
-                # No transaction: most reads are one statement, and BEGIN and COMMIT would triple their round trips.
-                # The few of several statements (last_turn, telemetry) tolerate a write landing between them.
-                return await _drive(conn, op)
-        finally:
-            await fair.step()
+    async def read(self, op: Op[T], *, slow: bool = False) -> T:
+        async with self.pool.acquire() as conn:
+            # No transaction: most reads are one statement, and BEGIN and COMMIT would triple their round trips.
+            # The few of several statements (last_turn, telemetry) tolerate a write landing between them.
+            found = await _drive(conn, op)
+        await fair.step()  # the server answered: take the loop in turn (engine/fair.py)
+        return found
 
 
 async def _statement(conn: Any, s: Statement) -> Any:

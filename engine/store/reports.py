@@ -7,17 +7,17 @@ from datetime import datetime
 from typing import Any
 
 from .records import ToolCallRow, tool_call
-from .sql import Op, reads, rows
+from .sql import Op, reads, reads_slowly, rows
 
 
 class Reports:
     """The store's reports (a part of Store, kept in its own module)."""
 
-    @reads
+    @reads_slowly
     def turns(self, session_id: int) -> Op[list[dict[str, Any]]]:
         return [_turn(r) for r in (yield rows("SELECT * FROM turns WHERE session_id = ? ORDER BY id", session_id))]
 
-    @reads
+    @reads_slowly
     def turns_for_analysis(self, channel_id: str | None = None, since: datetime | None = None
                            ) -> Op[list[dict[str, Any]]]:
         """Every turn (of one channel, or all; since a moment, or ever), with its tool calls, for `analyze`."""
@@ -46,7 +46,7 @@ class Reports:
     def tool_calls(self, turn_id: int) -> Op[list[ToolCallRow]]:
         return [tool_call(r) for r in (yield rows("SELECT * FROM tool_calls WHERE turn_id = ? ORDER BY seq", turn_id))]
 
-    @reads
+    @reads_slowly
     def telemetry(self, session_id: int) -> Op[dict[str, Any]]:
         """Counts from the turn log: turns, tool calls by tool, model usage."""
         turns = [_turn(r) for r in (yield rows("SELECT * FROM turns WHERE session_id = ? ORDER BY id", session_id))]

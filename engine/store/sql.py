@@ -28,7 +28,7 @@ class Driver(Protocol):
     dialect: str  # sqlite | postgresql
     where: str  # the database, named without secrets
 
-    async def read(self, op: Op[T]) -> T: ...
+    async def read(self, op: Op[T], *, slow: bool = False) -> T: ...
 
     async def write(self, op: Op[T]) -> T: ...
 
@@ -37,6 +37,15 @@ def reads(method: Callable[..., Op[T]]) -> Callable[..., Awaitable[T]]:
     @functools.wraps(method)
     async def read(self: Any, *args: Any, **kwargs: Any) -> T:
         return await self.driver.read(method(self, *args, **kwargs))
+    return read
+
+
+def reads_slowly(method: Callable[..., Op[T]]) -> Callable[..., Awaitable[T]]:
+    """A report over a whole log (tens of ms to seconds): SQLite runs it in its connection's thread, not on the
+    event loop the turns share."""
+    @functools.wraps(method)
+    async def read(self: Any, *args: Any, **kwargs: Any) -> T:
+        return await self.driver.read(method(self, *args, **kwargs), slow=True)
     return read
 
 

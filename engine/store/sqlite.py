@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import sqlite3
 import threading
 from contextlib import asynccontextmanager
@@ -83,28 +84,43 @@ class SQLite:
                 raise Conflict(str(exc)) from exc
             raise
 
-    async def read(self, op: Op[T]) -> T:
-        if not self._away.get(id(self.reader)):
+    async def read(self, op: Op[T], *, slow: bool = False) -> T:
+        """`slow`: a report over a whole log (tens of ms to seconds), run in the thread so the loop goes on."""
+        if not slow and not self._away.get(id(self.reader)):
             try:
                 return _read_now(self.reader._conn, op)
             except Busy as busy:
                 log.info("sqlite_read_waits", reason="the read lock is not available yet")
-                return await self._in_thread(self.reader, _read_waiting, op, busy.pending)
-        return await self._in_thread(self.reader, _read_waiting, op, None)
+                return await self._in_thread(self.reader, _read_waiting, op, busy.pending, step=True)
+        return await self._in_thread(self.reader, _read_waiting, op, None, step=True)
 
-    async def _in_thread(self, connection: aiosqlite.Connection, job: Any, op: Op[T], *args: Any) -> T:
+    async def _in_thread(self, connection: aiosqlite.Connection, job: Any, op: Op[T], *args: Any,
+                         step: bool = False) -> T:
         key = id(connection)
         self._away[key] = self._away.get(key, 0) + 1
         abandoned = threading.Event()
+        # aiosqlite's own way to run a function on its connection's thread (every execute goes through it). Not
+        # cancelled with its caller: the connection stays the thread's until the job has really finished.
+        running = asyncio.ensure_future(connection._execute(job, connection._conn, op, abandoned, *args))
+        running.add_done_callback(functools.partial(self._back, key))
         try:
-            # aiosqlite's own way to run a function on its connection's thread (every execute goes through it).
-            return await connection._execute(job, connection._conn, op, abandoned, *args)
+            result = await asyncio.shield(running)
         except asyncio.CancelledError:
             abandoned.set()  # still queued or running: a write rolls back rather than commit for nobody
             raise
-        finally:
-            self._away[key] -= 1
-            await fair.step()  # the answer came from another thread: take the loop in turn
+        if step:  # a read's answer came from another thread: take the loop in turn (engine/fair.py). Not after a
+            await fair.step()  # write: cancelled there, a committed write would be reported as not made
+        return result
+
+    def _back(self, key: int, running: asyncio.Future[Any]) -> None:
+        self._away[key] -= 1
+        if not running.cancelled():
+            running.exception()  # retrieved: a cancelled caller's Abandoned is no news
+
+    def closing(self) -> None:
+        """From now on every operation goes through the threads, behind their close (never beside it)."""
+        for connection in {id(self.writer): self.writer, id(self.reader): self.reader}.values():
+            self._away[id(connection)] = self._away.get(id(connection), 0) + 1
 
 
 def _statement(conn: sqlite3.Connection, s: Statement) -> Any:
@@ -242,6 +258,7 @@ async def connect(target: Path | str) -> AsyncIterator[SQLite]:
         except aiosqlite.DatabaseError as exc:
             raise ConfigError(f"The database {path} cannot be used: {exc}.") from exc
         finally:
+            driver.closing()
             if checkpointing is not None:
                 checkpointing.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
