@@ -70,6 +70,14 @@ async def _drive(conn: Any, op: Op[T]) -> T:
         op.close()
 
 
+async def _nothing_to_reset(conn: Any) -> None:
+    """What the pool runs on a connection it takes back, after asyncpg's own reset (which rolls back a
+    transaction left open). The store leaves no other session state: no SET, LISTEN, cursor or session-level
+    advisory lock (its locks are pg_advisory_xact_lock, let go at COMMIT). asyncpg's default sent a reset query
+    (unlock all, CLOSE ALL, UNLISTEN, RESET ALL) on every release: one more round trip per operation, in front of
+    every turn's load, begin and commit."""
+
+
 def redacted(url: str) -> str:
     """The URL without its password, for messages and logs."""
     parts = urlsplit(url)
@@ -91,7 +99,8 @@ async def connect(url: str) -> AsyncIterator[Postgres]:
                           "(pip install asyncpg).") from exc
     where = redacted(url)
     try:
-        pool = await asyncpg.create_pool(url, min_size=1, max_size=POOL_SIZE, timeout=CONNECT_TIMEOUT)
+        pool = await asyncpg.create_pool(url, min_size=1, max_size=POOL_SIZE, timeout=CONNECT_TIMEOUT,
+                                         reset=_nothing_to_reset)
     except (OSError, asyncio.TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError, ValueError) as exc:
         reason = str(exc) or type(exc).__name__
         raise ConfigError(f"Cannot connect to the PostgreSQL database {where}: {reason}.") from exc
