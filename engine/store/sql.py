@@ -1,6 +1,6 @@
 """Store operations written once for both databases: an operation is a generator that yields statements and
-receives their results, so SQLite runs it whole in its connection's thread (one hop from the event loop) and
-PostgreSQL runs it with an await per statement."""
+receives their results, so SQLite runs it whole, on the event loop or in its connection's thread when it would
+have to wait (sqlite.py), and PostgreSQL runs it with an await per statement."""
 
 from __future__ import annotations
 
