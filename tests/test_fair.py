@@ -21,6 +21,12 @@ class Passes:
             self.loop.call_soon(self._tick)
 
 
+async def turn(seen: list[int], i: int) -> None:
+    """A turn's step: it asks, and notes when it went."""
+    await fair.step()
+    seen.append(i)
+
+
 async def test_a_step_nobody_else_asks_for_goes_at_once():
     ran: list[int] = []
     asyncio.get_running_loop().call_soon(ran.append, 1)
@@ -59,12 +65,7 @@ async def test_other_callbacks_run_between_the_steps():
 
 async def test_a_waiter_cancelled_in_the_queue_does_not_hold_up_the_others():
     seen: list[int] = []
-
-    async def turn(i: int) -> None:
-        await fair.step()
-        seen.append(i)
-
-    tasks = [asyncio.create_task(turn(i)) for i in range(4)]
+    tasks = [asyncio.create_task(turn(seen, i)) for i in range(4)]
     await asyncio.sleep(0)  # all four have asked; the first went
     tasks[1].cancel()
     await asyncio.gather(tasks[0], tasks[2], tasks[3])
@@ -74,12 +75,7 @@ async def test_a_waiter_cancelled_in_the_queue_does_not_hold_up_the_others():
 
 async def test_a_waiter_cancelled_just_as_it_was_let_through_does_not_stop_the_queue():
     seen: list[int] = []
-
-    async def turn(i: int) -> None:
-        await fair.step()
-        seen.append(i)
-
-    tasks = [asyncio.create_task(turn(i)) for i in range(3)]
+    tasks = [asyncio.create_task(turn(seen, i)) for i in range(3)]
     await asyncio.sleep(0)  # the first went; the second and third wait
     second = fair._FAIR[asyncio.get_running_loop()].waiting[0]
     while not second.done():  # its turn has come; its task has yet to run
