@@ -1,0 +1,191 @@
+"""What players do themselves, without asking the model: rests, spells, deals at a shop, checks, attacks, levels
+and their own rolls (a part of Engine, kept in its own module). Each enters the game's history, so the GM
+reacts to it; a refusal changes nothing."""
+
+from __future__ import annotations
+
+import random
+from typing import TYPE_CHECKING, Callable, TypeVar
+
+from . import rules
+from . import shops as trading
+from .dice import Roll, roll as roll_dice
+from .errors import BadInput, NoCharacter, ToolError
+from .rules import levels
+from .rules.levels import LevelUp
+from .shops import find_shop, shops_here
+from .state import AgentType, Character, GameState, Message, Shop
+from .store import Session
+from .tools import ToolContext
+from .tools.character import RestArgs, ShortRestArgs, long_rest, short_rest, weapon_attack
+from .tools.spells import cast
+from .turn import NARRATOR_ID, turn_seed
+
+if TYPE_CHECKING:
+    from .game import Deps
+
+T = TypeVar("T")
+
+
+class PlayerActions:
+    """The table's direct commands (/rest, /cast, /buy, /check, /attack, /levelup, /roll) on Engine."""
+
+    if TYPE_CHECKING:  # Engine's
+        deps: Deps
+
+        async def session(self, channel_id: str) -> Session: ...
+
+        async def state(self, channel_id: str) -> GameState: ...
+
+        async def _write(self, channel_id: str, change: Callable[[Session, list[Message]], T]) -> T: ...
+
+    def _player_context(self, state: GameState, owner_id: str) -> ToolContext:
+        """For what a player does directly (/rest, /cast): the next turn's dice, acting as the narrator would."""
+        return ToolContext(state, random.Random(turn_seed(state.seed, state.turn + 1)), AgentType.NARRATIVE, owner_id,
+                           deps=self.deps)
+
+    async def rest(self, channel_id: str, owner_id: str, author_name: str, kind: str) -> str:
+        """A short or long rest for the caller's character, without asking the model."""
+        if kind not in ("short", "long"):
+            raise BadInput("Rest is either short or long.")
+
+        def change(session: Session, lines: list[Message]) -> str:
+            state = session.state
+            if owner_id not in state.characters:
+                raise NoCharacter()
+            ctx = self._player_context(state, owner_id)
+            name = state.characters[owner_id].name
+            try:
+                text = (short_rest(ctx, ShortRestArgs(character=name)) if kind == "short"
+                        else long_rest(ctx, RestArgs(character=name)))
+            except ToolError as exc:  # nothing is written: the half-changed state is dropped
+                raise BadInput(f"{name} cannot rest now: {exc}.") from None
+            state.turn += 1
+            lines += [Message(channel_id=channel_id, author_id=owner_id, author_name=author_name, agent=AgentType.PLAYER,
+                             text=f"{name} takes a {kind} rest.", witnesses=list(state.party.npc_ids)),
+                     Message(channel_id=channel_id, author_id=NARRATOR_ID, author_name="Narrator",
+                             agent=AgentType.NARRATIVE, text=text, witnesses=list(state.party.npc_ids))]
+            return text
+
+        return await self._write(channel_id, change)
+
+    async def cast(self, channel_id: str, owner_id: str, author_name: str, spell: str, target: str | None = None,
+                   level: int | None = None, mode: rules.Mode = None) -> str:
+        """A spell the player's character casts (/cast), by the same engine code as the agents' cast_spell: the slot
+        spent, the rolls made, damage or healing applied. It enters the game's history, so the GM reacts to it; a
+        refusal changes nothing."""
+        def change(session: Session, lines: list[Message]) -> str:
+            state = session.state
+            if owner_id not in state.characters:
+                raise NoCharacter()
+            ctx = self._player_context(state, owner_id)
+            text = cast(ctx, state.characters[owner_id], spell, target, level, mode)
+            state.turn += 1
+            lines.append(Message(channel_id=channel_id, author_id=owner_id, author_name=author_name,
+                                 agent=AgentType.PLAYER, text=text, witnesses=list(state.party.npc_ids)))
+            return text
+
+        return await self._write(channel_id, change)
+
+    # -- shops ------------------------------------------------------------------------------------------------------
+
+    async def shops_here(self, channel_id: str) -> tuple[GameState, list[Shop]]:
+        """The game and the shops where the party is (open or not: trade says why it is refused)."""
+        state = await self.state(channel_id)
+        return state, shops_here(state)
+
+    async def trade(self, channel_id: str, owner_id: str, author_name: str, item: str, quantity: int = 1, *,
+                    selling: bool = False, shop: str | None = None) -> str:
+        """A player buys from (or sells to) the shop here at its listed prices, without asking the model; the deal
+        enters the game's history, so the GM knows of it. A refusal changes nothing."""
+        if not 1 <= quantity <= trading.MAX_QUANTITY:
+            raise BadInput(f"Buy or sell 1 to {trading.MAX_QUANTITY} at a time.")
+
+        def change(session: Session, lines: list[Message]) -> str:
+            state = session.state
+            character = state.characters.get(owner_id)
+            if character is None:
+                raise NoCharacter()
+            try:
+                where = find_shop(state, shop)
+                deal = trading.sell if selling else trading.buy
+                text = deal(state, character, where, item, quantity)
+            except ToolError as exc:  # nothing is written: the half-changed state is dropped
+                said = str(exc)
+                raise BadInput(said[:1].upper() + said[1:] + ".") from None
+            lines.append(Message(channel_id=channel_id, author_id=owner_id, author_name=author_name,
+                                 agent=AgentType.PLAYER, text=text, witnesses=list(state.party.npc_ids)))
+            return text
+
+        return await self._write(channel_id, change)
+
+    def roll(self, expression: str) -> Roll:
+        """A roll at the table, outside any turn."""
+        return roll_dice(expression, self.deps.rng)
+
+    async def player_check(self, channel_id: str, owner_id: str, author_name: str, what: str,
+                           mode: rules.Mode = None, *, save: bool = False) -> tuple[str, rules.Check]:
+        """A check or saving throw players roll themselves (/check, /save), by their sheet; it enters the game's
+        history, so the GM reacts to it. Returns the character's name and the result."""
+        session = await self.session(channel_id)
+        character = session.state.characters.get(owner_id)
+        if character is None:
+            raise NoCharacter()
+        result = rules.check(character, what, self.deps.rng, mode, save=save)
+        article = "an" if result.label[0] in "AEIOU" else "a"
+        await self.record_roll(channel_id, owner_id, author_name, result.roll, f"{article} {result.label}")
+        return character.name, result
+
+    async def player_attack(self, channel_id: str, owner_id: str, author_name: str, weapon: str,
+                            target: str | None = None, mode: rules.Mode = None) -> str:
+        """An attack players make themselves (/attack) with a weapon from their sheet, its damage applied to the
+        target; it enters the game's history so the GM reacts. Refused (nothing changed) with a sentence why."""
+        def change(session: Session, lines: list[Message]) -> str:
+            state = session.state
+            character = state.characters.get(owner_id)
+            if character is None:
+                raise NoCharacter()
+            ctx = ToolContext(state, self.deps.rng, AgentType.COMBAT, owner_id, deps=self.deps)
+            try:
+                text = weapon_attack(ctx, character, weapon, target or None, mode)
+            except ToolError as exc:  # nothing is written: the half-changed state is dropped
+                raise BadInput(f"{character.name} cannot attack: {exc}.") from None
+            lines.append(Message(channel_id=channel_id, author_id=owner_id, author_name=author_name,
+                                 agent=AgentType.PLAYER, text=text, witnesses=list(state.party.npc_ids)))
+            return str(text)
+
+        return await self._write(channel_id, change)
+
+    async def level_up(self, channel_id: str, owner_id: str, author_name: str, roll: bool = False
+                       ) -> tuple[Character, LevelUp]:
+        """The caller's character gains a level (hit points by the average, or rolled with the engine's dice);
+        it enters the game's history."""
+        def change(session: Session, lines: list[Message]) -> tuple[Character, LevelUp]:
+            state = session.state
+            character = state.characters.get(owner_id)
+            if character is None:
+                raise NoCharacter()
+            if state.combat.active:
+                raise BadInput(f"{character.name} can level up when the fight is over.")
+            gained = levels.level_up(character, self.deps.rng, roll)
+            lines.append(Message(channel_id=channel_id, author_id=owner_id, author_name=author_name,
+                                 agent=AgentType.PLAYER, text=gained.describe(), witnesses=list(state.party.npc_ids)))
+            return character, gained
+
+        return await self._write(channel_id, change)
+
+    async def record_roll(self, channel_id: str, owner_id: str, author_name: str, rolled: Roll,
+                          reason: str | None = None) -> str | None:
+        """Put a player's own roll into the game's history, under their character's name, so the GM sees it.
+
+        Returns that name; None when there is no game here or the player has no character (nothing is logged)."""
+        session = await self.deps.store.load_session(channel_id)
+        character = session.state.characters.get(owner_id) if session is not None else None
+        if session is None or character is None:
+            return None
+        why = " ".join((reason or "").split())[:80]
+        text = f"{character.name} rolls {rolled.describe()}" + (f" for {why}" if why else "") + "."
+        line = Message(channel_id=channel_id, author_id=owner_id, author_name=author_name, agent=AgentType.PLAYER,
+                       text=text, witnesses=list(session.state.party.npc_ids))
+        await self.deps.store.add_messages(session.id, [line])
+        return character.name
