@@ -75,6 +75,7 @@ class Ticker:
     def __init__(self, period: float = 0.02) -> None:
         self.period, self.late = period, [0.0]
         self.cpu = 0.0  # the process's CPU seconds while the channels played
+        self.database_cpu: float | None = None  # PostgreSQL's processes' CPU seconds meanwhile (--db postgresql)
         self.collections: Collections | None = None
         self._task: asyncio.Task[None] | None = None
 
@@ -138,10 +139,13 @@ async def play(channels: int, turns: int, url: str, provider: str, db: Path | st
             profiler = cProfile.Profile()
             profiler.enable()
         with Ticker() as ticker, Collections() as collections:
+            before = postgres_cpu() if isinstance(db, str) else None
             started, cpu = time.perf_counter(), time.process_time()
             await asyncio.gather(*(channel(cid) for cid in ids))
             wall = time.perf_counter() - started
             ticker.cpu = time.process_time() - cpu
+            if before is not None:  # a backend started meanwhile counts whole
+                ticker.database_cpu = sum(t - before.get(pid, 0.0) for pid, t in postgres_cpu().items())
         ticker.collections = collections
         if profiler is not None:
             profiler.disable()
@@ -159,6 +163,22 @@ def cpu_seconds(pid: int) -> float | None:
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     except (OSError, ValueError, IndexError):
         return None
+
+
+def postgres_cpu() -> dict[int, float]:
+    """CPU seconds so far of every PostgreSQL process on this machine (Linux), by pid: the database server shares
+    the cores with the bot here, as it would not in a deployment."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if (entry / "comm").read_text().strip() == "postgres":
+                    seconds = cpu_seconds(int(entry.name))
+                    if seconds is not None:
+                        found[int(entry.name)] = seconds
+            except OSError:
+                continue
+    return found
 
 
 class Database:
@@ -215,6 +235,9 @@ async def main(args: argparse.Namespace) -> None:
     own = time.process_time() - own_cpu
     print(f"  CPU while the channels played: {ticker.cpu:.1f} s ({1000 * ticker.cpu / total:.1f} ms a turn); "
           f"garbage collector: {ticker.collections}")
+    if ticker.database_cpu is not None:
+        print(f"  PostgreSQL's processes meanwhile (same machine): {ticker.database_cpu:.1f} s of CPU "
+              f"({1000 * ticker.database_cpu / total:.1f} ms a turn)")
     print(f"  CPU: engine process {own:.1f} s" + (f", model server {server_cpu:.1f} s" if server_cpu is not None else "")
           + f" (both runs; 2 cores give {2 * (wall + one):.0f} s in that time)")
     print(f"  turn latency: p50 {statistics.median(latencies):.2f} s, p99 {p99:.2f} s, max {latencies[-1]:.2f} s "
