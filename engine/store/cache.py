@@ -47,8 +47,7 @@ def dump(state: GameState, known: CachedState | None) -> tuple[str, dict[str, st
     had, base, now = known.parts or {}, known.state.__dict__, state.__dict__
     parts = {name: had[name] if name in had and now[name] is base[name] else _FIELDS[name].dump_json(now[name]).decode()
              for name in BIG}
-    text = ",".join(f'"{name}":{parts[name] if name in parts else _FIELDS[name].dump_json(now[name]).decode()}'
-                    for name in _FIELDS)
+    text = ",".join(f'"{name}":{parts.get(name) or _FIELDS[name].dump_json(now[name]).decode()}' for name in _FIELDS)
     return "{" + text + "}", parts
 
 
