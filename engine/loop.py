@@ -45,6 +45,10 @@ class ModelCall:
     attempts: int = 1
     agent: str = ""  # whose request it was (a turn may hold a referee's call and the narrator's)
 
+    def as_record(self) -> dict[str, object]:
+        """Its fields as the turn log stores them (all plain values: dataclasses.asdict's deep copy is not needed)."""
+        return dict(vars(self))
+
 
 @dataclass
 class AgentRun:

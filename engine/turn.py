@@ -14,7 +14,7 @@ import asyncio
 import os
 import random
 import re
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Awaitable, Callable
 
 import structlog
@@ -353,7 +353,7 @@ async def commit(turn: Turn, deps: Deps) -> None:
     """The player's message, the reply, every state change and the tool log, in one write, if nobody wrote first."""
     assert turn.work is not None and turn.route is not None and turn.player is not None and turn.record is not None
     turn.work.turn = turn.seq
-    turn.record.model_calls = [asdict(c) for c in [*turn.grounding_calls, *turn.run.model_calls]]
+    turn.record.model_calls = [c.as_record() for c in [*turn.grounding_calls, *turn.run.model_calls]]
     turn.record.sources = [s.chunk_id for s in turn.sources]
     turn.record.checks = turn.verification.as_record() if turn.verification else []
     turn.record.suggestions = [{"tool": h.tool, "confidence": h.confidence, "args": h.args} for h in turn.hints]
@@ -418,7 +418,7 @@ async def _failed(turn: Turn, deps: Deps, exc: BaseException) -> GameError:
     record = turn.record or TurnRecord(seq=turn.seq or turn.session.state.turn + 1, agent=AgentType.NARRATIVE,
                                        npc_id=None, status="failed", seed=turn.seed, started_at=utcnow())
     record.status, record.error = "failed", f"{type(exc).__name__}: {exc}"
-    record.model_calls = [asdict(c) for c in [*turn.grounding_calls, *turn.run.model_calls]]
+    record.model_calls = [c.as_record() for c in [*turn.grounding_calls, *turn.run.model_calls]]
     if isinstance(exc, (ModelError, GameError)):
         log.warning("turn_failed", channel_id=turn.session.channel_id, error=record.error)
     else:

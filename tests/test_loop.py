@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import pytest
 
 from engine.errors import ModelError
@@ -169,3 +170,15 @@ async def test_a_retried_generation_starts_its_part_again(state):
 
     result = await run_agent(model, request(), ctx_for(state), Limits(), no_sleep, show=seen.append)
     assert "Half a " in seen and seen[-1] == "The whole reply." == result.reply
+
+
+def test_a_model_calls_record_is_its_fields_as_plain_values():
+    from dataclasses import asdict
+
+    from engine.loop import ModelCall
+
+    call = ModelCall("openai", "gpt-test", 120, 30, 0, False, 812.5, "end", attempts=2, agent="narrative")
+    record = call.as_record()
+    assert record == asdict(call) and json.loads(json.dumps(record)) == record
+    record["input_tokens"] = 0  # a copy: the turn log's record does not change the call's accounting
+    assert call.input_tokens == 120

@@ -786,3 +786,26 @@ def test_a_proxy_named_without_a_scheme_is_an_http_proxy(monkeypatch):
 
     monkeypatch.setenv("HTTPS_PROXY", "127.0.0.1:3128")  # as httpx (and so the SDK) reads it
     assert StreamingPost(None, openai)._proxy("https://api.openai.com/v1/chat/completions") == "http://127.0.0.1:3128"
+
+
+async def test_certificates_load_once_when_a_model_is_built_not_in_its_first_turn(monkeypatch):
+    """Loading them takes 60-140 ms of CPU: in a turn, it held up every channel's first turn after a start."""
+    import httpx2
+    from engine.providers import http
+    from engine.providers.http import StreamingPost
+
+    loaded = []
+    real = httpx2.create_ssl_context
+    monkeypatch.setattr(httpx2, "create_ssl_context", lambda **kw: loaded.append(kw) or real(**kw))
+    http.certificates.cache_clear()
+    try:
+        first = StreamingPost(None, openai)
+        assert loaded == [{"trust_env": True}]  # built with the model, before any request
+        second = StreamingPost(None, anthropic)
+        sessions = [first.session(), second.session()]
+        assert len(loaded) == 1  # one per process: every session checks against the same context
+        assert all(s.connector._ssl is http.certificates() for s in sessions)
+        for s in sessions:
+            await s.close()
+    finally:
+        http.certificates.cache_clear()

@@ -9,7 +9,9 @@ base URL, headers, timeouts, status errors), and the client still takes its prox
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
+import ssl
 import urllib.request
 from types import ModuleType
 from typing import Any
@@ -22,6 +24,14 @@ import structlog
 from .. import fair
 
 log = structlog.get_logger(__name__)
+
+
+@functools.cache
+def certificates() -> ssl.SSLContext:
+    """The certificates every connection is checked against, as httpx finds them (certifi, or SSL_CERT_FILE/DIR):
+    loaded once per process, when the first model is built. Loading them takes 60-140 ms of CPU here; done in a
+    turn, it held up the first turn of every channel playing at the time (bench/channels.py)."""
+    return httpx2.create_ssl_context(trust_env=True)
 
 
 def http_client(sdk: ModuleType) -> Any:
@@ -47,6 +57,7 @@ class StreamingPost:
         self._session: aiohttp.ClientSession | None = None
         self._proxies: dict[str, str | None] = {}
         self._made: dict[str, tuple[str, dict[str, str], aiohttp.ClientTimeout, str | None]] = {}
+        certificates()  # now, not in the first turn
 
     def _url(self, path: str) -> str:
         return str(self.client.base_url).rstrip("/") + "/" + path.lstrip("/")
@@ -61,8 +72,7 @@ class StreamingPost:
     def session(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
             # The SDKs' connection limit; certificates as httpx finds them (certifi, or SSL_CERT_FILE/DIR).
-            connector = aiohttp.TCPConnector(limit=1000, keepalive_timeout=5.0,
-                                             ssl=httpx2.create_ssl_context(trust_env=True))
+            connector = aiohttp.TCPConnector(limit=1000, keepalive_timeout=5.0, ssl=certificates())
             self._session = aiohttp.ClientSession(connector=connector)  # gzip answers are unpacked, as httpx does
         return self._session
 
