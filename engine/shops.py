@@ -105,9 +105,16 @@ def shop_heading(state: GameState, shop: Shop) -> str:
     return f"{shop.name}" + (f", kept by {keeper.name}" if keeper else "") + f" ({terms})"
 
 
+def awake(ch: Character) -> None:
+    """A character at 0 hit points (or knocked out) makes no deals: by the tools, or by the player's own /buy."""
+    if ch.hp == 0 or "unconscious" in ch.conditions:
+        raise ToolError(f"{ch.name} is unconscious and cannot trade")
+
+
 def buy(state: GameState, ch: Character, shop: Shop, ref: str, quantity: int, agreed: Price | None = None) -> str:
     """Move `quantity` of a stocked item to the character and its price out of their purse, at the list price or
     at an agreed one within the shop's haggle allowance; the stock goes down. Refusals change nothing."""
+    awake(ch)
     entry, info = stocked(state, shop, ref)
     listed = price_of(state, shop, entry)
     unit = listed
@@ -138,6 +145,7 @@ def buy(state: GameState, ch: Character, shop: Shop, ref: str, quantity: int, ag
 
 def sell(state: GameState, ch: Character, shop: Shop, ref: str, quantity: int) -> str:
     """Sell an item the character carries to a shop that buys, for its buy rate of the item's price."""
+    awake(ch)
     if not shop.buys:
         raise ToolError(f"{shop.name} buys nothing")
     held = ch.item(ref)

@@ -184,3 +184,32 @@ def test_armour_bought_or_looted_moves_the_armour_class():
     aria.ac = 21  # a hand-set AC (an imported sheet's) is left as given
     _give(aria, "plate armor", 1)
     assert aria.ac == 21
+
+
+def test_a_character_at_0_hp_neither_buys_nor_sells(state):
+    at_chandlery(state)
+    aria = state.characters["u1"]
+    aria.inventory.append(Item(name="brass ship's compass"))
+    aria.hp = 0
+    ctx = ctx_for(state)
+    failing(ctx, '<buy item="torch"/>', "Aria is unconscious and cannot trade")
+    failing(ctx, '<sell item="brass ship\'s compass"/>', "Aria is unconscious and cannot trade")
+    aria = ctx.state.characters["u1"]  # a refused tool puts the state back: the character may be another object
+    aria.hp, aria.conditions = 5, ["unconscious"]  # knocked out at a few hit points (a sap, a spell)
+    failing(ctx, '<sell item="brass ship\'s compass"/>', "unconscious")  # each refusal changed nothing
+    ctx.state.characters["u1"].conditions = []
+    assert call(ctx, '<sell item="brass ship\'s compass"/>').ok  # awake again, the same deal goes through
+
+
+async def test_a_players_own_deal_waits_until_they_are_awake(table):
+    await move_table_to_chandlery(table)
+    session = await table.engine.session(CHANNEL)
+    session.state.characters["u1"].hp = 0
+    await table.store.save_state(session.id, session.state, [], version=session.version)
+    session = await table.engine.session(CHANNEL)
+    said = len(await table.store.messages(session.id, limit=50))
+    for selling in (False, True):
+        with pytest.raises(BadInput, match="Aria is unconscious and cannot trade"):
+            await table.engine.trade(CHANNEL, "u1", "bob", "healing potion", selling=selling)
+    assert (await table.state()).model_dump() == session.state.model_dump()
+    assert len(await table.store.messages(session.id, limit=50)) == said

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pydantic import Field
 
 from .. import shops
-from ..errors import ToolError
 from ..state import Price
 from ..visibility import require_counterpart
 from .registry import NARRATIVE, NPC_AGENT, Args, Told, ToolContext, tool
@@ -35,8 +34,6 @@ def buy(ctx: ToolContext, args: BuyArgs) -> str:
     anything a listed shop sells."""
     ch = ctx.character(args.character)
     require_counterpart(ctx, ch)
-    if ch.hp == 0:
-        raise ToolError(f"{ch.name} is unconscious")
     told = shops.buy(ctx.state, ch, _shop(ctx, args.shop), args.item, args.quantity, args.price)
     return Told(told, told)
 
