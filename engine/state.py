@@ -371,6 +371,7 @@ class Participant(Model):
     attacks: str = ""
     conditions: list[str] = Field(default_factory=list)
     actions: list[Attack] = Field(default_factory=list)  # an enemy's stat-block attacks
+    abilities: Abilities | None = None  # an enemy's stat-block scores: its saving throws (none: +0)
 
 
 class Combat(Model):

@@ -337,3 +337,17 @@ async def test_a_players_cast_enters_the_story_and_a_refusal_changes_nothing(tab
         await table.engine.cast(CHANNEL, "stranger", "x", "fire bolt", "Bram")
     rested = await table.engine.rest(CHANNEL, "u2", "bob", "long")
     assert "spell slots restored" in rested and (await table.state()).characters["u2"].slots_spent == {}
+
+
+def test_an_adventures_enemies_save_by_their_stat_blocks_scores():
+    state = new_state()
+    state.current_location = "tide-tunnel"
+    assert call(ctx_for(state), '<start_combat encounter="tunnel-crabs"/>').ok
+    crab = enemy(state, "Giant Crab 1")
+    assert crab.abilities is not None and crab.abilities.mod("dexterity") == 2  # DEX 15
+    sorcerer = caster(state, "u3", "Sel", "sorcerer", 5)
+    told = cast(ctx_for(state, actor="u3", seed=5), sorcerer, "fireball", "Giant Crab 1, Giant Crab 2", None, None)
+    assert re.search(r"Giant Crab 1: 1d20\+2 → \d+, (success|failure)", told), told
+    assert re.search(r"Giant Crab 2: 1d20\+2 → \d+, (success|failure)", told), told
+    # The saved fight keeps the scores: a later turn's save reads the same block.
+    assert type(state).model_validate_json(state.model_dump_json()).combat.order == state.combat.order
