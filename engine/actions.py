@@ -13,7 +13,7 @@ from .dice import Roll, roll as roll_dice
 from .errors import BadInput, NoCharacter, ToolError
 from .rules import levels
 from .rules.levels import LevelUp
-from .shops import find_shop, shops_here
+from .shops import shops_here
 from .state import AgentType, Character, GameState, Message, Shop
 from .store import Session
 from .tools import ToolContext
@@ -107,7 +107,7 @@ class PlayerActions:
             if character is None:
                 raise NoCharacter()
             try:
-                where = find_shop(state, shop)
+                where = trading.shop_for(state, shop, item, selling=selling)
                 deal = trading.sell if selling else trading.buy
                 text = deal(state, character, where, item, quantity)
             except ToolError as exc:  # nothing is written: the half-changed state is dropped

@@ -41,11 +41,12 @@ def shops_here(state: GameState) -> list[Shop]:
 
 
 def find_shop(state: GameState, ref: str | None, keeper: str | None = None) -> Shop:
-    """The shop named (by id or name), else the one here; `keeper`: only that NPC's shops count. Refused if closed."""
+    """The shop named (by id or name, "the" or not), else the one here; `keeper`: only that NPC's shops count.
+    Refused if closed."""
     mine = [s for s in state.shops.values() if keeper is None or s.keeper == keeper]
     if ref:
         key = ref.strip().lower()
-        found = next((s for s in mine if s.id == key or s.name.lower() == key or s.id == slug(key)), None)
+        found = next((s for s in mine if s.id == key or s.id == slug(key) or _plain(s.name) == _plain(key)), None)
         if found is None:
             raise ToolError(f"there is no shop called '{ref}' (shops: {', '.join(s.id for s in mine) or 'none'})")
     else:
@@ -59,6 +60,33 @@ def find_shop(state: GameState, ref: str | None, keeper: str | None = None) -> S
     if why is not None:
         raise ToolError(why)
     return found
+
+
+def _plain(name: str) -> str:
+    return " ".join(name.lower().split()).removeprefix("the ")
+
+
+def shop_for(state: GameState, ref: str | None, item: str, *, selling: bool) -> Shop:
+    """The shop a player's own deal goes to: the one named, else the one here, else (several here) the one that
+    sells the item (buying) or buys at all (selling), when only one does."""
+    here = shops_here(state)
+    if ref or len(here) < 2:
+        return find_shop(state, ref)
+    fits = [s for s in here if s.buys] if selling else [s for s in here if _sells(state, s, item)]
+    if len(fits) == 1:
+        return find_shop(state, fits[0].id)
+    names = ", ".join(s.name for s in (fits or here))
+    if not fits:
+        raise ToolError(f"no shop here {'buys anything' if selling else f'sells {item!r}'} (shops here: {names})")
+    raise ToolError(f"several shops here {'buy' if selling else f'sell {item!r}'}: name one ({names})")
+
+
+def _sells(state: GameState, shop: Shop, item: str) -> bool:
+    try:
+        stocked(state, shop, item)
+    except ToolError:
+        return False
+    return True
 
 
 def price_of(state: GameState, shop: Shop, entry: ShopItem) -> Price:

@@ -14,7 +14,7 @@ import pytest
 from bot.client import LorekeeperBot
 from bot.settings import load_settings
 from engine import Deps, Engine, ModelError, ScriptedModel, Store, load_config
-from engine.state import AgentType, Currency
+from engine.state import AgentType, Currency, Shop, ShopItem
 from tests.conftest import CORPUS
 from tests.fake_discord import DISCORD_EPOCH, CommandNotAvailable, FakeDiscord
 
@@ -977,3 +977,21 @@ async def test_shop_buy_and_sell_deal_at_the_listed_prices_and_refuse_privately(
     assert state.characters[alice].item("healing potion").quantity == 1  # the one a fighter starts with
     lines = [m.text for m in await bot.engine.deps.store.messages(session.id) if m.agent is AgentType.PLAYER]
     assert lines[-2].startswith("Aria buys") and lines[-1].startswith("Aria sells")  # the GM sees both in the story
+
+
+async def test_buy_and_sell_name_the_shop_where_several_trade(fake, bot, model):
+    cid = await game_with_players(bot, fake)
+    alice = str(fake.user("alice").id)
+    session = await bot.engine.session(cid)
+    session.state.current_location = "harrow-chandlery"
+    session.state.characters[alice].currency = Currency(gp=1)
+    session.state.shops["tarry-fence"] = Shop(id="tarry-fence", name="The Tarry Fence", location="harrow-chandlery",
+                                              buys=True, stock=[ShopItem(item="torch")])
+    await bot.engine.deps.store.save_state(session.id, session.state, [], version=session.version)
+    offered = await fake.autocomplete("sell", {"item": "torch", "shop": "ta"}, focused="shop", user="alice")
+    assert (await offered.wait_response())["data"]["choices"] == [{"name": "The Tarry Fence", "value": "tarry-fence"}]
+    asked = (await (await fake.interaction("buy", {"item": "torch"}, user="alice")).wait_response())["data"]
+    assert asked["flags"] & 64 and asked["content"].startswith("Several shops here sell 'torch': name one")
+    bought = (await (await fake.interaction("buy", {"item": "torch", "shop": "tarry-fence"}, user="alice"))
+              .wait_response())["data"]
+    assert bought["content"].startswith("🪙 Aria buys 1 × torch from The Tarry Fence for 1 cp")

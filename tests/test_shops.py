@@ -7,7 +7,7 @@ import pytest
 
 from engine.context import game_context
 from engine.errors import BadInput
-from engine.state import AgentType, Currency, GameState, Item
+from engine.state import AgentType, Currency, GameState, Item, Shop, ShopItem
 from tests.conftest import CHANNEL, call, ctx_for
 from tests.test_tools import failing
 
@@ -213,3 +213,31 @@ async def test_a_players_own_deal_waits_until_they_are_awake(table):
             await table.engine.trade(CHANNEL, "u1", "bob", "healing potion", selling=selling)
     assert (await table.state()).model_dump() == session.state.model_dump()
     assert len(await table.store.messages(session.id, limit=50)) == said
+
+
+async def test_where_two_shops_trade_a_players_deal_goes_to_the_one_that_fits_or_asks_which(table):
+    await move_table_to_chandlery(table, Currency(gp=60))
+    session = await table.engine.session(CHANNEL)
+    session.state.shops["tarry-fence"] = Shop(id="tarry-fence", name="The Tarry Fence", location="harrow-chandlery",
+                                              buys=True, buy_rate=40, stock=[ShopItem(item="torch")])
+    session.state.characters["u1"].inventory.append(Item(name="brass ship's compass"))
+    await table.store.save_state(session.id, session.state, [], version=session.version)
+    trade = table.engine.trade
+
+    assert "from Harrow's Chandlery" in await trade(CHANNEL, "u1", "bob", "healing potion")  # only it sells those
+    with pytest.raises(BadInput, match=r"Several shops here sell 'torch': name one \(Harrow's Chandlery, The Tarry Fence\)"):
+        await trade(CHANNEL, "u1", "bob", "torch")
+    with pytest.raises(BadInput, match=r"No shop here sells 'spyglass' \(shops here: Harrow's Chandlery, The Tarry Fence\)"):
+        await trade(CHANNEL, "u1", "bob", "spyglass")
+    assert "from The Tarry Fence" in await trade(CHANNEL, "u1", "bob", "torch", shop="tarry fence")  # "the" or not
+    with pytest.raises(BadInput, match="Several shops here buy: name one"):
+        await trade(CHANNEL, "u1", "bob", "brass ship's compass", selling=True)
+    told = await trade(CHANNEL, "u1", "bob", "brass ship's compass", selling=True, shop="tarry-fence")
+    assert "to The Tarry Fence for 10 gp (40% of 25 gp each)" in told
+
+    state = await table.state()
+    state.shops["tarry-fence"].buys = False  # now only the chandlery buys: no need to name it
+    state.characters["u1"].inventory.append(Item(name="brass ship's compass"))
+    session = await table.engine.session(CHANNEL)
+    await table.store.save_state(session.id, state, [], version=session.version)
+    assert "to Harrow's Chandlery" in await trade(CHANNEL, "u1", "bob", "brass ship's compass", selling=True)

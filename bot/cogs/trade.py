@@ -27,11 +27,13 @@ class TradeCog(commands.Cog):
 
     @app_commands.command(name="buy")
     @app_commands.guild_only()
-    @app_commands.describe(item="Something the shop here sells (the list shows its stock)", quantity="How many")
+    @app_commands.describe(item="Something the shop here sells (the list shows its stock)", quantity="How many",
+                           shop="Which shop, where there are several here (else the one that sells it)")
     async def buy(self, interaction: discord.Interaction, item: app_commands.Range[str, 1, 80],
-                  quantity: app_commands.Range[int, 1, MAX_QUANTITY] = 1) -> None:
+                  quantity: app_commands.Range[int, 1, MAX_QUANTITY] = 1,
+                  shop: app_commands.Range[str, 1, 80] | None = None) -> None:
         """Buy from the shop here at its listed price (the Game Master sees it in the story)."""
-        await self._trade(interaction, item, quantity, selling=False)
+        await self._trade(interaction, item, quantity, shop, selling=False)
 
     @buy.autocomplete("item")
     async def stock_choices(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
@@ -51,20 +53,34 @@ class TradeCog(commands.Cog):
 
     @app_commands.command(name="sell")
     @app_commands.guild_only()
-    @app_commands.describe(item="Something you carry (the list shows your pack)", quantity="How many")
+    @app_commands.describe(item="Something you carry (the list shows your pack)", quantity="How many",
+                           shop="Which shop, where there are several here (else the one that buys)")
     async def sell(self, interaction: discord.Interaction, item: app_commands.Range[str, 1, 80],
-                   quantity: app_commands.Range[int, 1, MAX_QUANTITY] = 1) -> None:
+                   quantity: app_commands.Range[int, 1, MAX_QUANTITY] = 1,
+                   shop: app_commands.Range[str, 1, 80] | None = None) -> None:
         """Sell something you carry to the shop here, if it buys (the Game Master sees it in the story)."""
-        await self._trade(interaction, item, quantity, selling=True)
+        await self._trade(interaction, item, quantity, shop, selling=True)
 
     @sell.autocomplete("item")
     async def pack_choices(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
         return await carried_choices(self.bot, interaction, current)
 
-    async def _trade(self, interaction: discord.Interaction, item: str, quantity: int, *, selling: bool) -> None:
+    @buy.autocomplete("shop")
+    @sell.autocomplete("shop")
+    async def shop_choices(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
+        """The shops where the party is."""
+        try:
+            state = await self.bot.engine.state(str(interaction.channel_id))
+        except GameError:
+            return []
+        return [app_commands.Choice(name=clip(s.name, 100), value=s.id[:100]) for s in shops_here(state)
+                if current.lower() in s.name.lower() or current.lower() in s.id][:25]
+
+    async def _trade(self, interaction: discord.Interaction, item: str, quantity: int, shop: str | None, *,
+                     selling: bool) -> None:
         await self.bot.ack_if_busy(interaction)
         text = await self.bot.engine.trade(str(interaction.channel_id), str(interaction.user.id),
-                                           interaction.user.display_name, item, quantity, selling=selling)
+                                           interaction.user.display_name, item, quantity, selling=selling, shop=shop)
         await self.bot.announce(interaction, f"🪙 {discord.utils.escape_markdown(text)}")
 
 

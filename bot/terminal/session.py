@@ -37,7 +37,7 @@ HELP = """Type what your character does, or @Name to speak to someone here. Comm
   /attack longsword [at] Goblin 1 [adv|dis]  attack with a weapon you carry (no target: just the rolls)
   /levelup [roll]    gain a level (hit points: the average, or roll the hit die)
   /inventory         what you carry      /quests       the quest log
-  /shop              what is sold here   /buy ITEM [N], /sell ITEM [N]  deal at the shop's prices
+  /shop              what is sold here   /buy ITEM [N] [from SHOP], /sell ITEM [N] [to SHOP]  deal at its prices
   /rest short|long   rest                /status       where you are, the party, any combat
   /sources on|off    name the lore used  /debug [on|off] the GM's report on its tools
   /undo [n]          take back turns     /retry        ask the GM again (same dice)
@@ -364,13 +364,16 @@ class Terminal:
         self.out(render.shop(await self.state(), self.color))
 
     async def cmd_buy(self, text: str) -> None:
-        """`/buy healing potion 2`: from the shop here, at its price; the GM sees it in the story."""
+        """`/buy healing potion 2`: from the shop here, at its price; the GM sees it in the story. Where several
+        shops trade here: `/buy rope from Harrow's Chandlery`."""
         await self._trade(text, selling=False)
 
     async def cmd_sell(self, text: str) -> None:
+        """`/sell silver locket`; where several shops trade here: `/sell silver locket to the fence`."""
         await self._trade(text, selling=True)
 
     async def _trade(self, text: str, *, selling: bool) -> None:
+        text, _, shop = text.partition(" to " if selling else " from ")
         words = text.split()
         quantity = int(words.pop()) if len(words) > 1 and words[-1].isdigit() else 1
         if not words:
@@ -378,7 +381,7 @@ class Terminal:
                      f"/{'sell' if selling else 'buy'} healing potion 2. /shop shows what is sold here.")
             return
         told = await self.engine.trade(self.channel, self.user_id, self.user_name, " ".join(words), quantity,
-                                       selling=selling)
+                                       selling=selling, shop=shop.strip() or None)
         self.out(wrap(f"🪙 {told}"))
 
     async def cmd_status(self, _: str) -> None:
