@@ -190,4 +190,7 @@ def import_character(owner_id: str, data: Any) -> Character:
     hp = given.hp if given.hp is not None else max_hp
     if hp > max_hp:
         raise BadInput(f"The character file has problems:\n- hp: {hp} is more than max_hp ({max_hp})")
-    return Character.model_validate(made.model_dump() | update | {"hp": hp})
+    imported = Character.model_validate(made.model_dump() | update | {"hp": hp})
+    if given.ac is None:  # no AC given: the one its own pack allows (its armour, shield, unarmoured defence)
+        imported.ac = max(1, min(40, armor_class(imported).value))
+    return imported

@@ -37,6 +37,21 @@ def test_what_is_left_out_comes_from_the_class():
     assert sturdy.max_hp == 6 + 4 and sturdy.hp == sturdy.max_hp  # hit points follow the scores given
 
 
+def test_without_an_ac_the_imported_pack_sets_it():
+    kit = make_character("u1", "Aria", "fighter")  # the class kit: chain mail and a shield
+    plate = import_character("u1", {"name": "Aria", "class": "fighter", "abilities": {"dexterity": 14},
+                                    "inventory": [{"name": "plate armor"}, {"name": "shield"}]})
+    assert plate.ac == 18 + 2 != kit.ac  # plate (no Dexterity) and a shield, not the kit's chain mail
+    leather = import_character("u1", {"name": "Aria", "class": "fighter", "abilities": {"dexterity": 14},
+                                      "inventory": [{"name": "leather armor"}]})
+    assert leather.ac == 11 + 2
+    monk = import_character("u1", {"name": "Sen", "class": "monk", "abilities": {"dexterity": 16, "wisdom": 14},
+                                   "inventory": [{"name": "quarterstaff"}]})
+    assert monk.ac == 10 + 3 + 2  # unarmoured defence
+    given = import_character("u1", {"name": "Aria", "class": "fighter", "ac": 21, "inventory": [{"name": "leather armor"}]})
+    assert given.ac == 21  # a sheet's own AC (a magic item, a fighting style) is kept as written
+
+
 def test_species_and_background_shape_what_is_left_out():
     ch = import_character("u1", {"name": "Ilva", "class": "wizard", "species": "High Elf", "background": "dockhand"})
     assert ch == make_character("u1", "Ilva", "wizard", species="elf", background="dockhand")
