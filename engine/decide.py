@@ -28,7 +28,7 @@ from .rules import HEALING_POTIONS, SKILLS
 from .rules.equipment import carried_weapons
 from .shops import shops_here
 from .context import situation
-from .state import ABILITIES, AgentType
+from .state import ABILITIES, AgentType, GameState
 from .suggestions import Suggestion, suggest
 from .tags import escape
 from .tools import TOOLS, ToolCall, ToolContext, arun_args
@@ -72,6 +72,7 @@ def candidates(turn: Turn, deps: Deps) -> list[Suggestion]:
     if not deps.config.turn.suggestions:
         npc = turn.work.npcs.get(turn.route.npc.id) if turn.route.npc else None
         hints = suggest(turn.work, turn.text, turn.route.agent, npc, deps.config.turn.suggestion_limit, turn.author_id)
+    hints = found_by_checks(hints, turn.work, turn.ctx.agent, turn.author_id)
     tools = {h.tool for h in hints}
     out = []
     for h in hints:
@@ -82,9 +83,20 @@ def candidates(turn: Turn, deps: Deps) -> list[Suggestion]:
             continue  # goods it cannot name, or coin coming in on the player's word alone ("I pocket 9999 gold")
         if h.tool == "roll" and "update_hp" in tools:
             continue
-        secret = _guarded_secret(turn, h)
-        if secret is not None:  # what a check guards is found by the check, against the adventure's DC
-            actor = turn.work.characters.get(turn.author_id)
+        out.append(h)
+    return out
+
+
+def found_by_checks(hints: list[Suggestion], state: GameState, agent: AgentType, author_id: str) -> list[Suggestion]:
+    """A narrator's discover_secret hint for a secret the adventure guards with a DC becomes the check that finds it
+    (discover_secret refuses such a secret: ability_check with its obstacle rolls against the DC and reveals it on
+    a success). Dropped when there is no character to roll or a check is already suggested."""
+    tools = {h.tool for h in hints}
+    out = []
+    for h in hints:
+        secret = _guarded_secret(state, agent, h)
+        if secret is not None:
+            actor = state.characters.get(author_id)
             if actor is None or "ability_check" in tools:
                 continue
             h = Suggestion("ability_check", f"searching may find it: {secret.skill or 'a'} check, DC {secret.dc}",
@@ -93,12 +105,11 @@ def candidates(turn: Turn, deps: Deps) -> list[Suggestion]:
     return out
 
 
-def _guarded_secret(turn: Turn, hint: Suggestion):
+def _guarded_secret(state: GameState, agent: AgentType, hint: Suggestion):
     """The undiscovered secret a narrator's discover_secret would reveal, when the adventure guards it with a DC."""
-    if hint.tool != "discover_secret" or turn.ctx is None or turn.ctx.agent is not AgentType.NARRATIVE:
+    if hint.tool != "discover_secret" or agent is not AgentType.NARRATIVE:
         return None
-    assert turn.work is not None
-    found = next((s for loc in turn.work.locations.values() for s in loc.secrets if s.id == hint.args.get("secret")),
+    found = next((s for loc in state.locations.values() for s in loc.secrets if s.id == hint.args.get("secret")),
                  None)
     return found if found is not None and not found.discovered and found.dc is not None else None
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from engine.context import game_context
 from engine.state import AgentType, GameState
 from tests.conftest import call, ctx_for
+from tests.test_spells import seed_rolling
 from tests.test_tools import failing, unchanged
 
 COMBAT, NPC = AgentType.COMBAT, AgentType.NPC
@@ -56,9 +57,13 @@ def test_no_loot_while_an_enemy_still_stands(state):
 def test_a_found_secret_gives_its_loot_once_to_the_finder(state):
     state.current_location = "tide-tunnel"
     gold = state.characters["u1"].currency.gp
-    found = call(ctx_for(state), '<discover_secret secret="smugglers-cache"/>')
-    assert found.ok and "Aria takes" in found.observation and "1 × the wreckers' tally" in found.observation
-    assert found.meta["public"].startswith("Secret discovered at The Tide Tunnel. Loot:")
+    # The adventure guards the cache with a DC 14 Investigation check: the tag alone does not find it.
+    failing(ctx_for(state), '<discover_secret secret="smugglers-cache"/>', "DC 14 investigation check",
+            '<ability_check character="…" obstacle="smugglers-cache"/>')
+    found = call(ctx_for(state, seed=seed_rolling(20)), '<ability_check character="Aria" obstacle="smugglers-cache"/>')
+    assert found.ok and "success" in found.observation and "Secret discovered" in found.observation
+    assert "Aria takes" in found.observation and "1 × the wreckers' tally" in found.observation
+    assert "Loot:" in found.meta["public"] and "Secret discovered" not in found.meta["public"]
     assert state.characters["u1"].currency.gp == gold + 10 and state.characters["u2"].currency.sp == 17
     again = call(ctx_for(state), '<discover_secret secret="smugglers-cache"/>')
     assert again.ok and "Loot" not in again.observation and state.characters["u1"].currency.gp == gold + 10

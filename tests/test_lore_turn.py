@@ -121,7 +121,8 @@ async def test_lore_tied_to_a_secret_reaches_those_who_know_it_and_everyone_once
     await lore_table.turn(f"@Ysolde {question}", "\"I have seen it,\" she says.")
     npc = lore_table.model.requests[-1]
     assert npc.agent is AgentType.NPC and "watched it twice" in npc.context  # Ysolde knows green-glimmer
-    await lore_table.turn("I watch the cliffs from the quay.", '<discover_secret secret="green-glimmer"/>', " A glow!")
+    await lore_table.turn("@Ysolde Will you tell me what you saw?", '<discover_secret secret="green-glimmer"/>',
+                          " \"A green glow below the cliff.\"")  # she tells it: a check finds it otherwise (DC 12)
     await lore_table.turn(f"Now, {question}", "It is the glow you saw.")
     assert "watched it twice" in lore_table.model.requests[-1].context  # found: no longer a secret
 

@@ -202,6 +202,20 @@ async def test_the_engine_puts_hints_in_context_and_remembers_them(table):
     assert "Tools that may fit" not in table.model.requests[-1].context and table.engine.last_suggestions[CHANNEL] == []
 
 
+async def test_a_secret_the_adventure_guards_with_a_dc_is_hinted_as_its_check(table):
+    await table.turn("After dark I watch the northern cliffs from the end of the quay for a green glow.", "Waves.")
+    hinted = {s.tool: s.args for s in table.engine.last_suggestions[CHANNEL]}
+    assert hinted.get("ability_check") == {"character": "Aria", "obstacle": "green-glimmer"}  # DC 12 perception
+    assert "discover_secret" not in hinted  # which would refuse it: the check finds it
+    assert 'obstacle="green-glimmer"' in table.model.requests[-1].context
+    state = await table.state()
+    state.locations["saltmere-quay"].secret("green-glimmer").discovered = True  # found: nothing left to hint
+    session = await table.engine.session(CHANNEL)
+    await table.store.save_state(session.id, state, [], version=session.version)
+    await table.turn("After dark I watch the northern cliffs from the end of the quay for a green glow.", "Waves.")
+    assert "ability_check" not in {s.tool for s in table.engine.last_suggestions[CHANNEL]}
+
+
 @pytest.mark.parametrize("text, args", [
     ("I pay Odile two gold for a room for the night.", {"currency": "gp", "quantity": "-2"}),
     ("I'll take a room for the night. Here are two gold pieces.", {"currency": "gp", "quantity": "-2"}),

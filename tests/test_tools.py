@@ -219,6 +219,9 @@ def test_gated_exits_open_by_flag_and_by_secret(state):
     assert call(ctx, '<change_location location="saltmere-quay"/>').ok is False
     call(ctx, "<change_location>brine-cup-tavern</change_location>")
     failing(ctx, '<change_location location="tide-tunnel"/>', "not open yet")
+    failing(ctx, '<discover_secret secret="cask-door"/>', "DC 13 investigation check")  # found by the check
+    cask = state.locations["brine-cup-tavern"].secret("cask-door")
+    cask.skill, cask.dc = None, None  # as an adventure that sets no check for it
     found = call(ctx, '<discover_secret secret="cask-door"/>')
     assert found.ok and found.persistence == "permanent" and "now open" in found.observation
     assert call(ctx, '<change_location location="tide-tunnel"/>').ok

@@ -93,7 +93,8 @@ class SecretArgs(Args):
 @tool(example='<discover_secret secret="loose-brick"/>', agents={NARRATIVE, NPC_AGENT}, changes_state=True,
       persistence="permanent", body="secret", subject=lambda ctx, args: args.secret.strip().lower())
 def discover_secret(ctx: ToolContext, args: SecretArgs) -> str:
-    """Reveal a secret the party finds where it is, or one an NPC tells them (an NPC may tell only what it knows)."""
+    """Reveal a secret the party finds where it is, or one an NPC tells them (an NPC may tell only what it knows).
+    One the adventure guards with a DC is found by ability_check with its obstacle, not by this tag."""
     key = args.secret.strip().lower()
     for loc in ctx.state.locations.values():
         secret = loc.secret(key)
@@ -101,6 +102,12 @@ def discover_secret(ctx: ToolContext, args: SecretArgs) -> str:
             continue
         require_known_secret(ctx, key, loc)
         already = secret.discovered
+        if not already and secret.dc is not None and not ctx.viewer.npc:
+            # What the adventure guards with a DC is found by the check (ability_check with obstacle rolls it
+            # against that DC and reveals it on a success); an NPC who knows it may still tell it.
+            how = f"a DC {secret.dc} {secret.skill} check" if secret.skill else f"a DC {secret.dc} check"
+            raise ToolError(f"the adventure hides '{secret.id}' behind {how}: roll it with "
+                            f'<ability_check character="…" obstacle="{secret.id}"/> (a success reveals it)')
         secret.discovered = True
         opened = [ctx.state.locations[e.to].name for e in loc.exits if e.requires == key]
         tail = f" A way to {', '.join(opened)} is now open." if opened and not already else ""
