@@ -16,7 +16,7 @@ from engine.limits import BudgetSpent, RateLimited
 from engine.rules import SKILLS, spells, title
 from engine.rules.attacks import profile
 from engine.rules.equipment import carried_weapons
-from engine.state import ABILITIES
+from engine.state import ABILITIES, GameState
 from engine.tools.combat import participant_hp
 
 from ..client import LorekeeperBot
@@ -24,6 +24,14 @@ from .admin import is_admin
 from ..render import NO_PINGS, clip, quests_embed
 from ..tree import InputError
 
+
+
+async def game_here(bot: LorekeeperBot, interaction: discord.Interaction) -> GameState | None:
+    """The game in the channel where someone is typing, for an autocomplete (none: there is nothing to offer)."""
+    try:
+        return await bot.engine.state(str(interaction.channel_id))
+    except GameError:
+        return None
 
 
 async def carried_choices(bot: LorekeeperBot, interaction: discord.Interaction, current: str
@@ -35,6 +43,7 @@ async def carried_choices(bot: LorekeeperBot, interaction: discord.Interaction, 
         return []
     return [app_commands.Choice(name=clip(f"{i.name} ×{i.quantity}", 100), value=i.name[:100])
             for i in ch.inventory if current.lower() in i.name.lower()][:25]
+
 
 class DiceTransformer(app_commands.Transformer):
     """A dice expression, rolled as it is parsed; a bad one is a friendly error, not a stack trace."""
@@ -105,9 +114,7 @@ class PlayCog(commands.Cog):
     @talk.autocomplete("npc")
     async def npc_choices(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
         """Who is here and can answer, for the one typing."""
-        try:
-            state = await self.bot.engine.state(str(interaction.channel_id))
-        except GameError:
+        if (state := await game_here(self.bot, interaction)) is None:
             return []
         return [app_commands.Choice(name=clip(n.name, 100), value=n.id[:100]) for n in state.present_npcs()
                 if n.hp > 0 and current.lower() in n.name.lower()][:25]
@@ -226,9 +233,7 @@ class PlayCog(commands.Cog):
     async def target_choices(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
         """Who can be targeted here: combatants still standing, the party, and the people here; after a comma, one
         more."""
-        try:
-            state = await self.bot.engine.state(str(interaction.channel_id))
-        except GameError:
+        if (state := await game_here(self.bot, interaction)) is None:
             return []
         before, _, typing = current.rpartition(",")
         chosen = {n.strip().lower() for n in before.split(",") if n.strip()}
@@ -266,9 +271,7 @@ class PlayCog(commands.Cog):
     @attack.autocomplete("target")
     async def attack_targets(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
         """Who can be attacked: the fight's combatants still standing (enemies first), else the NPCs here."""
-        try:
-            state = await self.bot.engine.state(str(interaction.channel_id))
-        except GameError:
+        if (state := await game_here(self.bot, interaction)) is None:
             return []
         me = state.characters.get(str(interaction.user.id))
         if state.combat.active:

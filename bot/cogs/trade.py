@@ -6,12 +6,11 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
-from engine import GameError
 from engine.shops import MAX_QUANTITY, shops_here
 
 from ..client import LorekeeperBot
 from ..render import clip, shop_embed
-from .play import carried_choices
+from .play import carried_choices, game_here
 
 
 class TradeCog(commands.Cog):
@@ -38,9 +37,7 @@ class TradeCog(commands.Cog):
     @buy.autocomplete("item")
     async def stock_choices(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
         """What the shops here sell, with the price."""
-        try:
-            state = await self.bot.engine.state(str(interaction.channel_id))
-        except GameError:
+        if (state := await game_here(self.bot, interaction)) is None:
             return []
         found = []
         for shop in shops_here(state):
@@ -69,9 +66,7 @@ class TradeCog(commands.Cog):
     @sell.autocomplete("shop")
     async def shop_choices(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
         """The shops where the party is."""
-        try:
-            state = await self.bot.engine.state(str(interaction.channel_id))
-        except GameError:
+        if (state := await game_here(self.bot, interaction)) is None:
             return []
         return [app_commands.Choice(name=clip(s.name, 100), value=s.id[:100]) for s in shops_here(state)
                 if current.lower() in s.name.lower() or current.lower() in s.id][:25]
