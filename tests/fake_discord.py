@@ -41,7 +41,7 @@ import time
 import traceback
 import zlib
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Union
 
 import yarl
