@@ -73,12 +73,15 @@ def shop_for(state: GameState, ref: str | None, item: str, *, selling: bool) -> 
     if ref or len(here) < 2:
         return find_shop(state, ref)
     fits = [s for s in here if s.buys] if selling else [s for s in here if _sells(state, s, item)]
-    if len(fits) == 1:
-        return find_shop(state, fits[0].id)
+    open_ = [s for s in fits if closed_because(state, s) is None]  # a shop whose keeper is away does not count
+    if len(open_) == 1 or fits and not open_:
+        return find_shop(state, (open_ or fits)[0].id)  # the one open that fits (or why it is closed: a fight)
     names = ", ".join(s.name for s in (fits or here))
     if not fits:
-        raise ToolError(f"no shop here {'buys anything' if selling else f'sells {item!r}'} (shops here: {names})")
-    raise ToolError(f"several shops here {'buy' if selling else f'sell {item!r}'}: name one ({names})")
+        wanted = "buys anything" if selling else f"sells '{item}'"
+        raise ToolError(f"no shop here {wanted} (shops here: {names})")
+    wanted = "buy" if selling else f"sell '{item}'"
+    raise ToolError(f"several shops here {wanted}: name one ({names})")
 
 
 def _sells(state: GameState, shop: Shop, item: str) -> bool:

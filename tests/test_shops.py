@@ -236,6 +236,18 @@ async def test_where_two_shops_trade_a_players_deal_goes_to_the_one_that_fits_or
     assert "to The Tarry Fence for 10 gp (40% of 25 gp each)" in told
 
     state = await table.state()
+    state.npcs["pell-harrow"].location = "saltmere-quay"  # the chandlery's keeper is out: the fence is the one open
+    session = await table.engine.session(CHANNEL)
+    await table.store.save_state(session.id, state, [], version=session.version)
+    assert "from The Tarry Fence" in await trade(CHANNEL, "u1", "bob", "torch")
+    state.npcs["pell-harrow"].location = "harrow-chandlery"
+    state.combat.active = True  # in a fight nobody trades: it says so, rather than asking which shop
+    session = await table.engine.session(CHANNEL)
+    await table.store.save_state(session.id, state, [], version=session.version)
+    with pytest.raises(BadInput, match="No one trades in the middle of a fight"):
+        await trade(CHANNEL, "u1", "bob", "torch")
+    state.combat.active = False
+
     state.shops["tarry-fence"].buys = False  # now only the chandlery buys: no need to name it
     state.characters["u1"].inventory.append(Item(name="brass ship's compass"))
     session = await table.engine.session(CHANNEL)
