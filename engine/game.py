@@ -12,7 +12,7 @@ from typing import Any, AsyncIterator, Awaitable, Callable, Mapping, TypeVar
 
 import structlog
 
-from . import fair, limits, server_settings, summary, turn
+from . import fair, jsonio, limits, server_settings, summary, turn
 from .actions import PlayerActions
 from .characters import ability_scores, import_character, make_character
 from .config import EngineConfig
@@ -306,8 +306,8 @@ class Engine(PlayerActions):
         generation, a replayed turn); the committed reply, which the result holds, is the one that counts."""
         async with self.channel_lock(channel_id):
             await fair.step()  # turns begin one per pass of the loop, in the order they came (engine/fair.py)
-            playing = Turn(await self.session(channel_id), author_id, author_name, text.strip(), debug_override=debug,
-                           show=show)
+            playing = Turn(await self.session(channel_id), author_id, author_name, jsonio.well_formed(text.strip()),
+                           debug_override=debug, show=show)
             try:
                 result = await turn.play(playing, self.deps)
             finally:

@@ -10,6 +10,7 @@ from typing import Awaitable, Callable
 
 import structlog
 
+from . import jsonio
 from .errors import ModelError
 from .models import ChatMessage, Completion, ModelClient, ModelRequest, Usage, estimate_tokens
 from .tags import TagEvent, TagScanner, finalize, streaming
@@ -229,7 +230,8 @@ async def _read_stream(model: ModelClient, request: ModelRequest, finishing: boo
             if isinstance(item, Completion):
                 completion = item
                 break
-            event = _settle(scanner, scanner.feed(item), finishing)
+            # Untrusted text: a lone surrogate (a JSON escape no UTF-8 can hold) would fail the turn at the store.
+            event = _settle(scanner, scanner.feed(jsonio.well_formed(item)), finishing)
             if show is not None and len(prose := scanner.settled_prose()) != shown:
                 shown = len(prose)
                 show(streaming(before + prose))

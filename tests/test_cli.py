@@ -158,6 +158,18 @@ def test_end_of_input_before_a_character_exists_leaves_cleanly(tmp_path, capsys,
     assert code == 0 and "No character made" in out and "Traceback" not in err
 
 
+def test_keyboard_bytes_that_are_not_utf8_become_a_replacement_character(tmp_path, capsys, monkeypatch):
+    """Python reads such bytes as lone surrogates (its surrogateescape), which no store or request can hold."""
+    monkeypatch.setattr("sys.stdin", io.StringIO("Ar\udcffa\nfighter\n"))
+    with in_thread(FakeLLMServer(api_key="k", models=("gpt-test",))) as srv:
+        monkeypatch.setenv("OPENAI_BASE_URL", srv.url + "/v1")
+        monkeypatch.setenv("OPENAI_API_KEY", "k")
+        monkeypatch.setenv("LOREKEEPER_CONFIG", str(agents_config(tmp_path)))
+        code, out, err = play(tmp_path, capsys)
+    assert code == 0 and "Traceback" not in err, err
+    assert "Ar\ufffda" in out and "The game is saved" in out
+
+
 def test_a_player_name_is_found_even_without_a_login(monkeypatch):
     from bot.cli import player_name
 

@@ -351,6 +351,23 @@ async def test_openai_interrupts_at_a_tag_and_continues_with_a_follow_up_message
         await ctx.__aexit__(None, None, None)
 
 
+@pytest.mark.parametrize("make", [claude, gpt])
+async def test_text_no_utf8_can_hold_is_sent_and_kept_as_a_replacement_character(tmp_path, server, make):
+    """A lone surrogate (a terminal makes one of bytes that are not UTF-8; a stream may escape one) used to fail
+    the turn at the store. Both are played, and the game keeps U+FFFD in their place."""
+    server.add(Step("You wave \udcff back.", chunk=3))
+    table, ctx, _ = await table_with(tmp_path, make(server))
+    try:
+        result = await table.engine.take_turn(CHANNEL, "u1", "bob", "I say hi \ud800 there.")
+        assert result.reply == "You wave \ufffd back."
+        body = json.dumps(posts(server)[0].body, ensure_ascii=False)
+        assert "I say hi \ufffd there." in body
+        said = [m.text for m in await table.store.messages((await table.engine.session(CHANNEL)).id)]
+        assert said[-2:] == ["I say hi \ufffd there.", "You wave \ufffd back."]
+    finally:
+        await ctx.__aexit__(None, None, None)
+
+
 async def test_openai_faults_429_500_timeout_and_cut(tmp_path, server):
     server.add(Step(status=429, headers={"retry-after-ms": "1500"}, error={"message": "rate limited"}),
                Step(status=503, error={"message": "down"}),

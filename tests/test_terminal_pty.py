@@ -46,7 +46,8 @@ class Screen:
 def test_a_keyboard_session_streams_onto_a_real_terminal_with_styles(tmp_path):
     gate = threading.Event()
     reply = "The fog parts over the **harbour**, and *far* out on Gannet Rock the dark lantern waits."
-    fake = FakeLLMServer([Step(reply, chunk=12, gate=gate, gate_after=2)], api_key="k", models=("gpt-test",))
+    fake = FakeLLMServer([Step(reply, chunk=12, gate=gate, gate_after=2), Step("The gulls answer.")], api_key="k",
+                         models=("gpt-test",))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LOREKEEPER_", "OPENAI_", "ANTHROPIC_"))}
     env.pop("NO_COLOR", None)
     with in_thread(fake) as srv:
@@ -72,6 +73,11 @@ def test_a_keyboard_session_streams_onto_a_real_terminal_with_styles(tmp_path):
             screen.until("> ", 10)
             assert "\x1b[1mharbour\x1b[0m" in screen.text and "\x1b[3mfar\x1b[0m" in screen.text
             assert "**" not in screen.text and "*far*" not in screen.text and "(revised)" not in screen.text
+            # Bytes that are not UTF-8 (a paste from a Latin-1 file) reach the game as U+FFFD, not as a failed turn.
+            os.write(leader, b"I shout \xff!\r")
+            screen.until("The gulls answer.", 30)
+            screen.until("> ", 10)
+            assert "I shout \ufffd!" in fake.requests[-1].body["messages"][-1]["content"]
             os.write(leader, b"/quit\r")
             screen.until("Until next time.", 10)
             assert program.wait(20) == 0

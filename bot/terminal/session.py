@@ -22,6 +22,7 @@ from engine.rules.origins import origin
 from engine.content import load_yaml_model
 from engine.rules import spells
 from engine.errors import ConfigError
+from engine.jsonio import well_formed
 from engine.state import AgentType, GameState
 from engine.tools.quests import player_quest_line
 from engine.lore.retrieval import sources_line
@@ -557,7 +558,7 @@ async def read_line(prompt: str) -> str:
 
     def read() -> None:
         try:
-            line = input(prompt)
+            line = well_formed(input(prompt))  # bytes that are not UTF-8 arrive as lone surrogates
         except BaseException as exc:  # EOFError on Ctrl-D, and anything else, goes to the waiting coroutine
             # Bound now: Python deletes `exc` when the except block ends.
             loop.call_soon_threadsafe(lambda error=exc: answer.done() or answer.set_exception(error))

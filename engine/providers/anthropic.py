@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any, AsyncIterator
 
 import anthropic
 
+from .. import jsonio
 from ..errors import ModelError, ProviderConfigError
 from ..models import Completion, ModelRequest, StreamItem, Usage
 from .faults import connection_error, retry_after_seconds, status_error, stream_error
@@ -65,7 +65,7 @@ class AnthropicModel:
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamItem]:
         """The reply as it streams. The SDK sends the request (auth, base URL, headers, status errors); the
-        stream itself is read raw, one `json.loads` per event: the SDK's model object per event doubled the CPU
+        stream itself is read raw, one JSON decode per event: the SDK's model object per event doubled the CPU
         of a streamed reply (~22 ms → ~12 ms for 200 deltas)."""
         body = self.body(request)
         try:
@@ -78,7 +78,7 @@ class AnthropicModel:
             async for name, data in events(response.content.iter_any()):
                 if name not in _READ:
                     continue
-                event = json.loads(data)
+                event = jsonio.loads(data)
                 if name == "content_block_delta":
                     if event["delta"]["type"] == "text_delta":  # (thinking is never asked for)
                         yield event["delta"]["text"]

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import json
 import ssl
 import urllib.request
 from types import ModuleType
@@ -21,7 +20,7 @@ import aiohttp
 import httpx2
 import structlog
 
-from .. import fair
+from .. import fair, jsonio
 
 log = structlog.get_logger(__name__)
 
@@ -81,7 +80,7 @@ class StreamingPost:
         for an answer of 400 or more, APITimeoutError or APIConnectionError when the server cannot be reached."""
         url, headers, timeout, proxy = self._parts(path)
         try:
-            response = await self.session().post(url, data=json.dumps(body).encode(), headers=headers,
+            response = await self.session().post(url, data=jsonio.dumpb(body), headers=headers,
                                                   timeout=timeout, proxy=proxy,
                                                   allow_redirects=True)  # as the SDKs follow them
         except (asyncio.TimeoutError, aiohttp.ServerTimeoutError) as exc:

@@ -7,6 +7,7 @@ from typing import Any, AsyncIterator
 
 import openai
 
+from .. import jsonio
 from ..errors import ModelError, ProviderConfigError
 from ..models import Completion, ModelRequest, StreamItem, Usage
 from .faults import connection_error, retry_after_seconds, status_error, stream_error
@@ -71,7 +72,7 @@ class OpenAICompatModel:
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamItem]:
         """The reply as it streams. The SDK sends the request (auth, base URL, retries of refused connections,
-        status errors); the stream itself is read raw, one `json.loads` per event: the SDK's request transform
+        status errors); the stream itself is read raw, one JSON decode per event: the SDK's request transform
         and per-chunk model objects cost ~15 ms of CPU per request, more than a whole turn of the engine."""
         body = self.body(request)
         try:
@@ -87,7 +88,7 @@ class OpenAICompatModel:
                 if done or data.startswith("[DONE]"):
                     done = True
                     continue
-                chunk = json.loads(data)
+                chunk = jsonio.loads(data)
                 if not isinstance(chunk, dict):
                     continue
                 if chunk.get("error"):  # an error object inside the stream

@@ -1,4 +1,4 @@
-"""Server-sent events read straight off a streamed HTTP response's bytes: one `json.loads` per event instead of
+"""Server-sent events read straight off a streamed HTTP response's bytes: one JSON decode per event instead of
 the SDKs' model object per chunk (which cost more CPU per request than the engine's whole turn), and lines split
 here rather than by httpx's text and line decoders (another ~0.7 ms a turn at 200 busy channels)."""
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Callable
 
+from .. import jsonio
 from ..state import AgentType, GameState, Message, utcnow
 
 OURS: set[str] = set()  # instance ids of the stores this process opened
@@ -91,14 +91,14 @@ def call_rows(calls: list[Any]) -> list[ToolCallRow]:
 
 
 def tool_call(r: Any) -> ToolCallRow:
-    return ToolCallRow(r["name"], json.loads(r["args"]), bool(r["ok"]), r["observation"], r["persistence"],
-                       json.loads(r["meta"]))
+    return ToolCallRow(r["name"], jsonio.loads(r["args"]), bool(r["ok"]), r["observation"], r["persistence"],
+                       jsonio.loads(r["meta"]))
 
 
 def message(r: Any) -> Message:
     return Message(id=r["id"], channel_id=r["channel_id"], turn_id=r["turn_id"], author_id=r["author_id"],
                    author_name=r["author_name"], agent=AgentType(r["agent"]), npc_id=r["npc_id"], text=r["text"],
-                   status=r["status"], witnesses=json.loads(r["witnesses"]),
+                   status=r["status"], witnesses=jsonio.loads(r["witnesses"]),
                    created_at=datetime.fromisoformat(r["created_at"]))
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
-import json
 import os
 import socket
 import uuid
@@ -23,6 +22,7 @@ from typing import Any, AsyncIterator, Callable
 import structlog
 from pydantic import ValidationError
 
+from .. import jsonio
 from ..errors import ConfigError, GameAlreadyRunning, GameError, StaleSession
 from ..limits import today
 from ..state import GameState, Message, utcnow
@@ -275,7 +275,7 @@ class Store(AdminRecords, Reports):
             "INSERT INTO messages (session_id, channel_id, turn_id, author_id, author_name, agent, npc_id, text, status, "
             "witnesses, created_at, instance) VALUES (?, ?, NULL, ?, ?, ?, ?, ?, 'pending', ?, ?, ?) RETURNING id",
             session_id, m.channel_id, m.author_id, m.author_name, m.agent.value, m.npc_id, m.text,
-            json.dumps(m.witnesses), m.created_at.isoformat(), self.instance)
+            jsonio.dumps(m.witnesses), m.created_at.isoformat(), self.instance)
         return m.id
 
     async def commit_turn(self, session_id: int, state: GameState, messages: list[Message], turn: TurnRecord,
@@ -313,7 +313,7 @@ class Store(AdminRecords, Reports):
             if m.id:
                 # Who it spoke to and who heard it are settled now (a replayed turn may have moved the party).
                 if (yield run("UPDATE messages SET status = 'ok', turn_id = ?, npc_id = ?, witnesses = ? "
-                              "WHERE id = ? AND status = 'pending'", turn_id, m.npc_id, json.dumps(m.witnesses), m.id)) != 1:
+                              "WHERE id = ? AND status = 'pending'", turn_id, m.npc_id, jsonio.dumps(m.witnesses), m.id)) != 1:
                     raise StaleSession()  # another process judged this turn interrupted meanwhile
                 m.status = "ok"
             else:
@@ -321,8 +321,8 @@ class Store(AdminRecords, Reports):
         if calls:
             yield many("INSERT INTO tool_calls (turn_id, seq, name, args, ok, observation, persistence, meta) "
                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                       [(turn_id, i, c.name, json.dumps(c.args), int(c.ok), c.observation, c.persistence,
-                         json.dumps(c.meta)) for i, c in enumerate(calls)])
+                       [(turn_id, i, c.name, jsonio.dumps(c.args), int(c.ok), c.observation, c.persistence,
+                         jsonio.dumps(c.meta)) for i, c in enumerate(calls)])
         unsummarised = yield from self._count_messages(session_id, summary_upto)
         return Committed(turn_id, unsummarised, new)
 
@@ -357,16 +357,16 @@ class Store(AdminRecords, Reports):
             "INSERT INTO turns (session_id, seq, agent, npc_id, status, seed, error, model_calls, started_at, finished_at, "
             "sources, checks, feedback, suggestions, state_before) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
             "RETURNING id",
-            session_id, t.seq, t.agent.value, t.npc_id, t.status, t.seed, t.error, json.dumps(t.model_calls),
-            t.started_at.isoformat(), utcnow().isoformat(), json.dumps(t.sources), json.dumps(t.checks),
-            None if t.feedback is None else json.dumps(t.feedback), json.dumps(t.suggestions), state_before))
+            session_id, t.seq, t.agent.value, t.npc_id, t.status, t.seed, t.error, jsonio.dumps(t.model_calls),
+            t.started_at.isoformat(), utcnow().isoformat(), jsonio.dumps(t.sources), jsonio.dumps(t.checks),
+            None if t.feedback is None else jsonio.dumps(t.feedback), jsonio.dumps(t.suggestions), state_before))
 
     def _insert_message(self, session_id: int, m: Message) -> Op[int]:
         return (yield value(
             "INSERT INTO messages (session_id, channel_id, turn_id, author_id, author_name, agent, npc_id, text, status, "
             "witnesses, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
             session_id, m.channel_id, m.turn_id, m.author_id, m.author_name, m.agent.value, m.npc_id, m.text, m.status,
-            json.dumps(m.witnesses), m.created_at.isoformat()))
+            jsonio.dumps(m.witnesses), m.created_at.isoformat()))
 
     # -- limits ---------------------------------------------------------------------------------------------------
 
