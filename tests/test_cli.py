@@ -601,3 +601,12 @@ def test_spells_cast_at_the_keyboard_and_shown_on_the_sheet(tmp_path, capsys):
     assert "Bo has no 3rd-level spell slots. Slots left: 1st 1/2." in out and "Say what to cast: /cast fire bolt" in out
     assert "Intelligence · spell attack +5 · save DC 13 · slots 1st 1/2 Cantrips: Fire Bolt, Mage Hand, Light " \
            "Prepared: Magic Missile (1st), Shield (1st), Mage Armor (1st), Sleep (1st)" in out
+
+
+def test_every_package_is_listed_for_the_wheel():
+    """pyproject lists packages by name: one left out installs fine in editable mode and is missing from a wheel."""
+    import tomllib
+    root = Path(__file__).resolve().parent.parent
+    listed = set(tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {".".join(p.parent.relative_to(root).parts) for top in ("engine", "bot") for p in (root / top).rglob("__init__.py")}
+    assert found == listed

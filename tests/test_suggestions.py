@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from engine.state import AgentType, Participant
-from engine.suggestions import _MOST, LEXICON, RULES, Reading, _compile, format_suggestions, suggest
+from engine.suggestions import LEXICON, RULES, Reading, format_suggestions, suggest
+from engine.suggestions.lexicon import _compile
+from engine.suggestions.reading import _MOST
 from tests.conftest import CHANNEL
 
 N, C, P = AgentType.NARRATIVE, AgentType.COMBAT, AgentType.NPC
