@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import re
 import shutil
+import textwrap
 from typing import TYPE_CHECKING
 
 from engine.shops import closed_because, shops_here
@@ -178,6 +179,12 @@ class Wrapper:
             return "\n" + self.indent + word
         self.column += length
         return word
+
+
+def wrap(text: str, indent: str = "") -> str:
+    width = screen_width() - len(indent)
+    paragraphs = clean(text).split("\n")
+    return "\n".join(textwrap.fill(p, width, initial_indent=indent, subsequent_indent=indent) if p.strip() else "" for p in paragraphs)
 
 
 def rendered(text: str, ansi: bool, indent: str = "  ") -> str:

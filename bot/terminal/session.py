@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import signal
 import sys
-import textwrap
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,34 +17,18 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from engine import Engine, GameError, NoGameRunning, ScriptedModel
 from engine.characters import CLASSES
-from engine.rules.data import weapon as weapon_by_name
 from engine.rules.origins import origin
 from engine.content import load_yaml_model
-from engine.rules import spells
 from engine.errors import ConfigError
 from engine.jsonio import well_formed
 from engine.state import AgentType, GameState
-from engine.tools.quests import player_quest_line
 from engine.lore.retrieval import sources_line
 from engine.turn import TurnResult, interrupted_notice
 
 from . import render
-from .render import Markdown, Wrapper, bold, clean, rendered
+from .commands import COMMANDS, HELP
+from .render import Markdown, Wrapper, bold, clean, rendered, wrap
 
-HELP = """Type what your character does, or @Name to speak to someone here. Commands:
-  /roll 2d6 [for X]  roll dice           /sheet        your character sheet
-  /check stealth [adv|dis], /save dex     a check or saving throw from your sheet
-  /cast fire bolt at Goblin 1 [level 2] [adv|dis]   cast a spell of yours (commas between several targets)
-  /attack longsword [at] Goblin 1 [adv|dis]  attack with a weapon you carry (no target: just the rolls)
-  /levelup [roll]    gain a level (hit points: the average, or roll the hit die)
-  /inventory         what you carry      /quests       the quest log
-  /shop              what is sold here   /buy ITEM [N] [from SHOP], /sell ITEM [N] [to SHOP]  deal at its prices
-  /rest short|long   rest                /status       where you are, the party, any combat
-  /sources on|off    name the lore used  /debug [on|off] the GM's report on its tools
-  /undo [n]          take back turns     /retry        ask the GM again (same dice)
-  /new               end this game and start a new one
-  /help              this help
-  /quit              save and leave (the game is kept)"""
 
 
 class ScriptCharacter(BaseModel):
@@ -74,12 +58,6 @@ def load_script(path: Path) -> Script:
     return load_yaml_model(path, Script, "script")
 
 
-def wrap(text: str, indent: str = "") -> str:
-    width = render.screen_width() - len(indent)
-    paragraphs = clean(text).split("\n")
-    return "\n".join(textwrap.fill(p, width, initial_indent=indent, subsequent_indent=indent) if p.strip() else "" for p in paragraphs)
-
-
 @dataclass
 class Terminal:
     engine: Engine
@@ -97,12 +75,9 @@ class Terminal:
         self.scores: str | None = None  # --scores: how a new character's ability scores are made
         self.species: str | None = None  # --species and --background, for a new character
         self.background: str | None = None
-        self.commands = {"/check": self.cmd_check, "/save": self.cmd_save, "/attack": self.cmd_attack, "/cast": self.cmd_cast,
-                         "/levelup": self.cmd_levelup, "/roll": self.cmd_roll, "/sheet": self.cmd_sheet, "/inventory": self.cmd_inventory,
-                         "/quests": self.cmd_quests, "/rest": self.cmd_rest, "/status": self.cmd_status, "/help": self.cmd_help,
-                         "/sources": self.cmd_sources, "/debug": self.cmd_debug, "/undo": self.cmd_undo,
-                         "/retry": self.cmd_retry, "/new": self.cmd_new, "/shop": self.cmd_shop,
-                         "/buy": self.cmd_buy, "/sell": self.cmd_sell}
+        # Commands that ask the engine and show the answer are in commands.py; these three drive the game itself.
+        self.commands = {**{word: functools.partial(command, self) for word, command in COMMANDS.items()},
+                         "/undo": self.cmd_undo, "/retry": self.cmd_retry, "/new": self.cmd_new}
         self.adventure: str | None = None
         self._turn: asyncio.Future[TurnResult] | None = None
 
@@ -286,128 +261,6 @@ class Terminal:
     async def state(self) -> GameState:
         return await self.engine.state(self.channel)
 
-    async def cmd_roll(self, expression: str) -> None:
-        """`/roll 1d20+3 for perception`: in a game, the GM sees it in the story."""
-        expression, _, reason = expression.partition(" for ")
-        rolled = self.engine.roll(expression.strip())
-        name = await self.engine.record_roll(self.channel, self.user_id, self.user_name, rolled, reason or None)
-        self.out(f"🎲 {name + ' rolls ' if name else ''}{rolled.describe()}{' for ' + reason.strip() if reason.strip() else ''}")
-
-    async def cmd_check(self, text: str) -> None:
-        """`/check stealth [adv|dis]`: a check from your sheet; the GM sees it in the story."""
-        await self._rolled(text, save=False)
-
-    async def cmd_save(self, text: str) -> None:
-        """`/save dex [adv|dis]`: a saving throw from your sheet."""
-        await self._rolled(text, save=True)
-
-    async def _rolled(self, text: str, *, save: bool) -> None:
-        words = text.split()
-        mode = {"adv": "advantage", "advantage": "advantage", "dis": "disadvantage",
-                "disadvantage": "disadvantage"}.get(words[-1].lower()) if words else None
-        what = " ".join(words[:-1] if mode else words)
-        if not what:
-            self.out("Say what to roll: /check stealth, /check strength adv, /save dex.")
-            return
-        name, result = await self.engine.player_check(self.channel, self.user_id, self.user_name, what, mode, save=save)
-        self.out(f"🎲 {name}: {result.label}{' (proficient)' if result.proficient else ''} {result.roll.describe()}")
-
-    async def cmd_cast(self, text: str) -> None:
-        """`/cast magic missile at Goblin 1, Goblin 2 level 2 adv`: the engine spends the slot and rolls; the GM sees
-        it in the story."""
-        parsed = parse_cast(text)
-        if parsed is None:
-            self.out("Say what to cast: /cast fire bolt at Goblin 1, /cast cure wounds on Aria level 2, /cast bless "
-                     "at Aria, Bram.")
-            return
-        self.out(wrap("✨ " + await self.engine.cast(self.channel, self.user_id, self.user_name, *parsed)))
-
-    async def cmd_attack(self, text: str) -> None:
-        """`/attack light crossbow at Goblin 1 adv`: a weapon you carry (its longest name first), then whom."""
-        words = text.split()
-        mode = {"adv": "advantage", "advantage": "advantage", "dis": "disadvantage",
-                "disadvantage": "disadvantage"}.get(words[-1].lower()) if words else None
-        words = words[:-1] if mode else words
-        if not words:
-            self.out("Say which weapon: /attack longsword Goblin 1 (/sheet lists your weapons).")
-            return
-        cut = next((n for n in range(len(words), 0, -1) if weapon_by_name(" ".join(words[:n])) is not None), 1)
-        target = words[cut:]
-        if target and target[0].lower() in ("at", "on"):
-            target = target[1:]
-        said = await self.engine.player_attack(self.channel, self.user_id, self.user_name, " ".join(words[:cut]),
-                                               " ".join(target) or None, mode)  # type: ignore[arg-type]
-        self.out(wrap(f"⚔️ {said}"))
-
-    async def cmd_levelup(self, how: str) -> None:
-        """`/levelup [roll]`: one level more; hit points by the average, or the hit die rolled."""
-        if how.strip().lower() not in ("", "roll", "average"):
-            self.out("Usage: /levelup (average hit points) or /levelup roll.")
-            return
-        _, gained = await self.engine.level_up(self.channel, self.user_id, self.user_name,
-                                               roll=how.strip().lower() == "roll")
-        self.out(wrap(f"⬆️ {gained.describe()}"))
-
-    async def cmd_sheet(self, _: str) -> None:
-        self.out(render.sheet(await self.engine.character(self.channel, self.user_id), self.color))
-
-    async def cmd_inventory(self, _: str) -> None:
-        self.out(render.inventory(await self.engine.character(self.channel, self.user_id), self.color))
-
-    async def cmd_quests(self, _: str) -> None:
-        quests = [q for q in (await self.state()).quests.values() if q.status != "offered"]
-        self.out("\n".join(wrap(player_quest_line(q)) for q in quests) or "No quests yet.")
-
-    async def cmd_rest(self, kind: str) -> None:
-        self.out(wrap(await self.engine.rest(self.channel, self.user_id, self.user_name, kind.lower() or "short")))
-
-    async def cmd_shop(self, _: str) -> None:
-        self.out(render.shop(await self.state(), self.color))
-
-    async def cmd_buy(self, text: str) -> None:
-        """`/buy healing potion 2`: from the shop here, at its price; the GM sees it in the story. Where several
-        shops trade here: `/buy rope from Harrow's Chandlery`."""
-        await self._trade(text, selling=False)
-
-    async def cmd_sell(self, text: str) -> None:
-        """`/sell silver locket`; where several shops trade here: `/sell silver locket to the fence`."""
-        await self._trade(text, selling=True)
-
-    async def _trade(self, text: str, *, selling: bool) -> None:
-        text, _, shop = text.partition(" to " if selling else " from ")
-        words = text.split()
-        quantity = int(words.pop()) if len(words) > 1 and words[-1].isdigit() else 1
-        if not words:
-            self.out(f"Say what to {'sell' if selling else 'buy'}: /{'sell' if selling else 'buy'} torch, "
-                     f"/{'sell' if selling else 'buy'} healing potion 2. /shop shows what is sold here.")
-            return
-        told = await self.engine.trade(self.channel, self.user_id, self.user_name, " ".join(words), quantity,
-                                       selling=selling, shop=shop.strip() or None)
-        self.out(wrap(f"🪙 {told}"))
-
-    async def cmd_status(self, _: str) -> None:
-        self.out(render.status(await self.state(), self.color))
-
-    async def cmd_sources(self, mode: str) -> None:
-        if mode.lower() not in ("on", "off"):
-            shown = await self.engine.show_sources(self.channel)
-            self.out(f"The Sources line is {'on' if shown else 'off'}: /sources on or /sources off.")
-            return
-        await self.engine.set_sources(self.channel, mode.lower() == "on")
-        self.out(f"The Sources line is {mode.lower()}.")
-
-    async def cmd_debug(self, mode: str) -> None:
-        """`/debug on|off`: the agent reports on its tools after each reply; `/debug` shows the last report."""
-        if mode.lower() in ("on", "off"):
-            await self.engine.set_debug(self.channel, mode.lower() == "on")
-            self.out(f"Debug mode is {mode.lower()}: the GM {'reports' if mode.lower() == 'on' else 'no longer reports'} on its tools.")
-            return
-        self.out(await self.engine.last_feedback(self.channel) or "No tool feedback yet: /debug on, then play a turn.")
-
-    async def cmd_help(self, _: str) -> None:
-        self.out(HELP)
-
-
 class Stream:
     """A reply written as it arrives: "the GM is thinking…" until the first words, then the speaker and the text,
     its Markdown rendered and its words wrapped and indented. Told the whole visible text each time; when it
@@ -447,32 +300,6 @@ class Stream:
         def plain(text: str) -> str:
             return " ".join(text.replace("*", "").replace("\u200b", "").split())
         return plain(reply) == plain(self.shown)
-
-
-def parse_cast(text: str) -> tuple[str, str | None, int | None, str | None] | None:
-    """`fire bolt at Goblin 1 level 2 adv` → ("fire bolt", "Goblin 1", 2, "advantage"): the longest spell name the
-    line starts with, then the targets ("at"/"on" optional), the slot level and advantage at the end (None: nothing
-    to cast)."""
-    words = text.split()
-    mode = {"adv": "advantage", "advantage": "advantage", "dis": "disadvantage",
-            "disadvantage": "disadvantage"}.get(words[-1].lower()) if words else None
-    if mode:
-        words = words[:-1]
-    level = None
-    if len(words) >= 2 and words[-2].lower() == "level" and words[-1].isdigit():
-        level, words = int(words[-1]), words[:-2]
-        if words and words[-1].lower() == "at":
-            words = words[:-1]
-    if not words:
-        return None
-    known = spells.spell_index()
-    size = next((n for n in range(len(words), 0, -1) if spells.key(" ".join(words[:n])) in known), 0)
-    if not size:  # not a spell: everything before "at"/"on" is what the engine will say it does not know
-        size = next((n for n, w in enumerate(words) if n and w.lower() in ("at", "on")), len(words))
-    rest = words[size:]
-    if rest and rest[0].lower() in ("at", "on"):
-        rest = rest[1:]
-    return " ".join(words[:size]), " ".join(rest) or None, level, mode
 
 
 def read_character_file(path: Path) -> object:

@@ -1,0 +1,200 @@
+"""The terminal's commands that ask the engine and show its answer (/roll, /sheet, /cast, /buy …): one function each,
+taking the terminal and the rest of the line. /undo, /retry and /new drive the game itself and stay in session.py."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Awaitable, Callable
+
+from engine.rules import spells
+from engine.rules.data import weapon as weapon_by_name
+from engine.tools.quests import player_quest_line
+
+from . import render
+from .render import wrap
+
+if TYPE_CHECKING:
+    from .session import Terminal
+
+HELP = """Type what your character does, or @Name to speak to someone here. Commands:
+  /roll 2d6 [for X]  roll dice           /sheet        your character sheet
+  /check stealth [adv|dis], /save dex     a check or saving throw from your sheet
+  /cast fire bolt at Goblin 1 [level 2] [adv|dis]   cast a spell of yours (commas between several targets)
+  /attack longsword [at] Goblin 1 [adv|dis]  attack with a weapon you carry (no target: just the rolls)
+  /levelup [roll]    gain a level (hit points: the average, or roll the hit die)
+  /inventory         what you carry      /quests       the quest log
+  /shop              what is sold here   /buy ITEM [N] [from SHOP], /sell ITEM [N] [to SHOP]  deal at its prices
+  /rest short|long   rest                /status       where you are, the party, any combat
+  /sources on|off    name the lore used  /debug [on|off] the GM's report on its tools
+  /undo [n]          take back turns     /retry        ask the GM again (same dice)
+  /new               end this game and start a new one
+  /help              this help
+  /quit              save and leave (the game is kept)"""
+
+
+async def roll(t: Terminal, expression: str) -> None:
+    """`/roll 1d20+3 for perception`: in a game, the GM sees it in the story."""
+    expression, _, reason = expression.partition(" for ")
+    rolled = t.engine.roll(expression.strip())
+    name = await t.engine.record_roll(t.channel, t.user_id, t.user_name, rolled, reason or None)
+    t.out(f"🎲 {name + ' rolls ' if name else ''}{rolled.describe()}{' for ' + reason.strip() if reason.strip() else ''}")
+
+async def check(t: Terminal, text: str) -> None:
+    """`/check stealth [adv|dis]`: a check from your sheet; the GM sees it in the story."""
+    await _rolled(t, text, save=False)
+
+async def save(t: Terminal, text: str) -> None:
+    """`/save dex [adv|dis]`: a saving throw from your sheet."""
+    await _rolled(t, text, save=True)
+
+async def _rolled(t: Terminal, text: str, *, save: bool) -> None:
+    words = text.split()
+    mode = {"adv": "advantage", "advantage": "advantage", "dis": "disadvantage",
+            "disadvantage": "disadvantage"}.get(words[-1].lower()) if words else None
+    what = " ".join(words[:-1] if mode else words)
+    if not what:
+        t.out("Say what to roll: /check stealth, /check strength adv, /save dex.")
+        return
+    name, result = await t.engine.player_check(t.channel, t.user_id, t.user_name, what, mode, save=save)
+    t.out(f"🎲 {name}: {result.label}{' (proficient)' if result.proficient else ''} {result.roll.describe()}")
+
+async def cast(t: Terminal, text: str) -> None:
+    """`/cast magic missile at Goblin 1, Goblin 2 level 2 adv`: the engine spends the slot and rolls; the GM sees
+    it in the story."""
+    parsed = parse_cast(text)
+    if parsed is None:
+        t.out("Say what to cast: /cast fire bolt at Goblin 1, /cast cure wounds on Aria level 2, /cast bless "
+                 "at Aria, Bram.")
+        return
+    t.out(wrap("✨ " + await t.engine.cast(t.channel, t.user_id, t.user_name, *parsed)))
+
+async def attack(t: Terminal, text: str) -> None:
+    """`/attack light crossbow at Goblin 1 adv`: a weapon you carry (its longest name first), then whom."""
+    words = text.split()
+    mode = {"adv": "advantage", "advantage": "advantage", "dis": "disadvantage",
+            "disadvantage": "disadvantage"}.get(words[-1].lower()) if words else None
+    words = words[:-1] if mode else words
+    if not words:
+        t.out("Say which weapon: /attack longsword Goblin 1 (/sheet lists your weapons).")
+        return
+    cut = next((n for n in range(len(words), 0, -1) if weapon_by_name(" ".join(words[:n])) is not None), 1)
+    target = words[cut:]
+    if target and target[0].lower() in ("at", "on"):
+        target = target[1:]
+    said = await t.engine.player_attack(t.channel, t.user_id, t.user_name, " ".join(words[:cut]),
+                                           " ".join(target) or None, mode)  # type: ignore[arg-type]
+    t.out(wrap(f"⚔️ {said}"))
+
+async def levelup(t: Terminal, how: str) -> None:
+    """`/levelup [roll]`: one level more; hit points by the average, or the hit die rolled."""
+    if how.strip().lower() not in ("", "roll", "average"):
+        t.out("Usage: /levelup (average hit points) or /levelup roll.")
+        return
+    _, gained = await t.engine.level_up(t.channel, t.user_id, t.user_name,
+                                           roll=how.strip().lower() == "roll")
+    t.out(wrap(f"⬆️ {gained.describe()}"))
+
+async def sheet(t: Terminal, _: str) -> None:
+    t.out(render.sheet(await t.engine.character(t.channel, t.user_id), t.color))
+
+async def inventory(t: Terminal, _: str) -> None:
+    t.out(render.inventory(await t.engine.character(t.channel, t.user_id), t.color))
+
+async def quests(t: Terminal, _: str) -> None:
+    quests = [q for q in (await t.state()).quests.values() if q.status != "offered"]
+    t.out("\n".join(wrap(player_quest_line(q)) for q in quests) or "No quests yet.")
+
+async def rest(t: Terminal, kind: str) -> None:
+    t.out(wrap(await t.engine.rest(t.channel, t.user_id, t.user_name, kind.lower() or "short")))
+
+async def shop(t: Terminal, _: str) -> None:
+    t.out(render.shop(await t.state(), t.color))
+
+async def buy(t: Terminal, text: str) -> None:
+    """`/buy healing potion 2`: from the shop here, at its price; the GM sees it in the story. Where several
+    shops trade here: `/buy rope from Harrow's Chandlery`."""
+    await _trade(t, text, selling=False)
+
+async def sell(t: Terminal, text: str) -> None:
+    """`/sell silver locket`; where several shops trade here: `/sell silver locket to the fence`."""
+    await _trade(t, text, selling=True)
+
+async def _trade(t: Terminal, text: str, *, selling: bool) -> None:
+    text, _, shop = text.partition(" to " if selling else " from ")
+    words = text.split()
+    quantity = int(words.pop()) if len(words) > 1 and words[-1].isdigit() else 1
+    if not words:
+        t.out(f"Say what to {'sell' if selling else 'buy'}: /{'sell' if selling else 'buy'} torch, "
+                 f"/{'sell' if selling else 'buy'} healing potion 2. /shop shows what is sold here.")
+        return
+    told = await t.engine.trade(t.channel, t.user_id, t.user_name, " ".join(words), quantity,
+                                   selling=selling, shop=shop.strip() or None)
+    t.out(wrap(f"🪙 {told}"))
+
+async def status(t: Terminal, _: str) -> None:
+    t.out(render.status(await t.state(), t.color))
+
+async def sources(t: Terminal, mode: str) -> None:
+    if mode.lower() not in ("on", "off"):
+        shown = await t.engine.show_sources(t.channel)
+        t.out(f"The Sources line is {'on' if shown else 'off'}: /sources on or /sources off.")
+        return
+    await t.engine.set_sources(t.channel, mode.lower() == "on")
+    t.out(f"The Sources line is {mode.lower()}.")
+
+async def debug(t: Terminal, mode: str) -> None:
+    """`/debug on|off`: the agent reports on its tools after each reply; `/debug` shows the last report."""
+    if mode.lower() in ("on", "off"):
+        await t.engine.set_debug(t.channel, mode.lower() == "on")
+        t.out(f"Debug mode is {mode.lower()}: the GM {'reports' if mode.lower() == 'on' else 'no longer reports'} on its tools.")
+        return
+    t.out(await t.engine.last_feedback(t.channel) or "No tool feedback yet: /debug on, then play a turn.")
+
+async def show_help(t: Terminal, _: str) -> None:
+    t.out(HELP)
+
+
+def parse_cast(text: str) -> tuple[str, str | None, int | None, str | None] | None:
+    """`fire bolt at Goblin 1 level 2 adv` → ("fire bolt", "Goblin 1", 2, "advantage"): the longest spell name the
+    line starts with, then the targets ("at"/"on" optional), the slot level and advantage at the end (None: nothing
+    to cast)."""
+    words = text.split()
+    mode = {"adv": "advantage", "advantage": "advantage", "dis": "disadvantage",
+            "disadvantage": "disadvantage"}.get(words[-1].lower()) if words else None
+    if mode:
+        words = words[:-1]
+    level = None
+    if len(words) >= 2 and words[-2].lower() == "level" and words[-1].isdigit():
+        level, words = int(words[-1]), words[:-2]
+        if words and words[-1].lower() == "at":
+            words = words[:-1]
+    if not words:
+        return None
+    known = spells.spell_index()
+    size = next((n for n in range(len(words), 0, -1) if spells.key(" ".join(words[:n])) in known), 0)
+    if not size:  # not a spell: everything before "at"/"on" is what the engine will say it does not know
+        size = next((n for n, w in enumerate(words) if n and w.lower() in ("at", "on")), len(words))
+    rest = words[size:]
+    if rest and rest[0].lower() in ("at", "on"):
+        rest = rest[1:]
+    return " ".join(words[:size]), " ".join(rest) or None, level, mode
+
+
+COMMANDS: dict[str, Callable[[Terminal, str], Awaitable[None]]] = {
+    "/roll": roll,
+    "/check": check,
+    "/save": save,
+    "/cast": cast,
+    "/attack": attack,
+    "/levelup": levelup,
+    "/sheet": sheet,
+    "/inventory": inventory,
+    "/quests": quests,
+    "/rest": rest,
+    "/shop": shop,
+    "/buy": buy,
+    "/sell": sell,
+    "/status": status,
+    "/sources": sources,
+    "/debug": debug,
+    "/help": show_help,
+}
