@@ -21,6 +21,13 @@ def play(tmp_path, capsys, *args):
     return code, out.out, " ".join(out.err.split())
 
 
+def point_at(srv, tmp_path, monkeypatch) -> None:
+    """The program's model settings aimed at a loopback fake server."""
+    monkeypatch.setenv("OPENAI_BASE_URL", srv.url + "/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    monkeypatch.setenv("LOREKEEPER_CONFIG", str(agents_config(tmp_path)))
+
+
 def test_the_example_script_plays_through(tmp_path, capsys):
     code, out, err = play(tmp_path, capsys, "--script", str(EXAMPLE), "--seed", "1")
     assert code == 0, err
@@ -151,9 +158,7 @@ def test_keys_pasted_with_a_newline_are_trimmed(monkeypatch):
 def test_end_of_input_before_a_character_exists_leaves_cleanly(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr("sys.stdin", io.StringIO(""))
     with in_thread(FakeLLMServer(api_key="k", models=("gpt-test",))) as srv:
-        monkeypatch.setenv("OPENAI_BASE_URL", srv.url + "/v1")
-        monkeypatch.setenv("OPENAI_API_KEY", "k")
-        monkeypatch.setenv("LOREKEEPER_CONFIG", str(agents_config(tmp_path)))
+        point_at(srv, tmp_path, monkeypatch)
         code, out, err = play(tmp_path, capsys)
     assert code == 0 and "No character made" in out and "Traceback" not in err
 
@@ -162,9 +167,7 @@ def test_keyboard_bytes_that_are_not_utf8_become_a_replacement_character(tmp_pat
     """Python reads such bytes as lone surrogates (its surrogateescape), which no store or request can hold."""
     monkeypatch.setattr("sys.stdin", io.StringIO("Ar\udcffa\nfighter\n"))
     with in_thread(FakeLLMServer(api_key="k", models=("gpt-test",))) as srv:
-        monkeypatch.setenv("OPENAI_BASE_URL", srv.url + "/v1")
-        monkeypatch.setenv("OPENAI_API_KEY", "k")
-        monkeypatch.setenv("LOREKEEPER_CONFIG", str(agents_config(tmp_path)))
+        point_at(srv, tmp_path, monkeypatch)
         code, out, err = play(tmp_path, capsys)
     assert code == 0 and "Traceback" not in err, err
     assert "Ar\ufffda" in out and "The game is saved" in out
@@ -184,9 +187,7 @@ def test_keyboard_play_with_an_openai_compatible_server(tmp_path, capsys, monkey
     """`lorekeeper play` from the keyboard, with OPENAI_BASE_URL pointing at a loopback fake server."""
     fake = FakeLLMServer([Step("The fog parts. <roll>1d20</roll>"), Step(" A gull screams.")], api_key="k", models=("gpt-test",))
     with in_thread(fake) as srv:
-        monkeypatch.setenv("OPENAI_BASE_URL", srv.url + "/v1")
-        monkeypatch.setenv("OPENAI_API_KEY", "k")
-        monkeypatch.setenv("LOREKEEPER_CONFIG", str(agents_config(tmp_path)))
+        point_at(srv, tmp_path, monkeypatch)
         monkeypatch.setattr("sys.stdin", io.StringIO("I look out to sea.\n/inventory\n"))
         code, out, err = play(tmp_path, capsys, "--name", "Aria", "--class", "fighter")
     assert code == 0, err
@@ -447,9 +448,7 @@ async def test_keyboard_turns_stream_and_a_failed_turn_still_ends_its_line(tmp_p
 def test_keyboard_play_logs_to_a_file_not_the_game_screen(tmp_path, capsys, monkeypatch):
     fake = FakeLLMServer([Step("The fog parts.")], api_key="k", models=("gpt-test",))
     with in_thread(fake) as srv:
-        monkeypatch.setenv("OPENAI_BASE_URL", srv.url + "/v1")
-        monkeypatch.setenv("OPENAI_API_KEY", "k")
-        monkeypatch.setenv("LOREKEEPER_CONFIG", str(agents_config(tmp_path)))
+        point_at(srv, tmp_path, monkeypatch)
         monkeypatch.setenv("LOREKEEPER_LOG_LEVEL", "info")
         monkeypatch.setattr("sys.stdin", io.StringIO("I look out to sea.\n"))
         code, out, err = play(tmp_path, capsys, "--name", "Aria", "--class", "fighter")
