@@ -36,8 +36,11 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def well_formed(text: str) -> str:
-    """`text` with each lone surrogate written as U+FFFD. No UTF-8 can hold one, so neither the store nor a model
-    request could take it; a terminal makes them of bytes that are not UTF-8, and `loads` of a "\\ud800" escape."""
+    """`text` with each lone surrogate written as U+FFFD and any NUL left out. No UTF-8 can hold a lone surrogate
+    and PostgreSQL's text cannot hold NUL, so either would fail a turn at the store (or a model request). A terminal
+    makes surrogates of bytes that are not UTF-8, and `loads` of a "\\ud800" escape; NUL arrives pasted or escaped."""
+    if "\x00" in text:
+        text = text.replace("\x00", "")
     return text if text.isascii() else _SURROGATE.sub("\ufffd", text)
 
 

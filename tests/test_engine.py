@@ -72,6 +72,16 @@ async def test_model_text_cannot_mass_ping(table):
     assert "@everyone" not in result.reply and "@here" not in result.reply and "<@&" not in result.reply
 
 
+async def test_text_a_database_cannot_hold_is_played_not_refused(table):
+    """A NUL (PostgreSQL's text cannot hold one) and a lone surrogate (no UTF-8 can) in a player's words or the
+    model's reply used to fail the turn at the store: NUL is left out, the surrogate becomes U+FFFD."""
+    result = await table.turn("I say hi\x00 there \ud800.", "You wave\x00 back \udcff.")
+    assert result.reply == "You wave back \ufffd."
+    assert "I say hi there \ufffd." in table.model.requests[-1].messages[-1].content
+    said = [m.text for m in await table.store.messages((await table.engine.session(CHANNEL)).id)]
+    assert said[-2:] == ["I say hi there \ufffd.", "You wave back \ufffd."]
+
+
 async def test_routing_npc_mentions_combat_and_narrative(table):
     r = await table.turn("@Ysolde what happened to the lighthouse?", "\"Three weeks dark,\" she says.")
     assert r.agent is AgentType.NPC and r.npc.id == "ysolde-marrick"

@@ -46,3 +46,4 @@ def test_well_formed_replaces_only_lone_surrogates():
     assert jsonio.well_formed("dragon 🐉 é") == "dragon 🐉 é"
     assert jsonio.well_formed("a\ud800b\udcffc") == "a\ufffdb\ufffdc"
     jsonio.well_formed("a\udcffc").encode("utf-8")  # now any UTF-8 codec takes it
+    assert jsonio.well_formed("nul\x00 here") == "nul here" and jsonio.well_formed("é\x00\ud800") == "é\ufffd"

@@ -86,6 +86,25 @@ async def test_commit_turn_is_all_or_nothing(tmp_path):
 
 
 @pytest.mark.usefixtures("backend")
+async def test_a_nul_in_any_text_is_stored_on_both_databases(tmp_path):
+    """PostgreSQL's text cannot hold NUL: its driver leaves it out of every value (a name, a tool's observation)
+    rather than failing the write; SQLite keeps it."""
+    async with Store.open(store_at(tmp_path / "n.db")) as store:
+        session = await store.create_session("c\x00", None, new_state())
+        msg = Message(channel_id="c\x00", author_id="u1", author_name="b\x00ob", agent=AgentType.PLAYER, text="hi\x00!")
+        record = TurnRecord(seq=1, agent=AgentType.NARRATIVE, npc_id=None, status="ok", seed=1, started_at=utcnow())
+
+        class Call:
+            name, args, ok, observation, persistence, meta = "roll", {"x": "1\x00"}, True, "3\x00", "turn", {}
+
+        await store.commit_turn(session.id, new_state(), [msg], record, [Call()])
+        (stored,) = await store.messages(session.id)
+        assert (stored.author_name.replace("\x00", ""), stored.text.replace("\x00", "")) == ("bob", "hi!")
+        assert (await store.load_session("c\x00")).id == session.id
+        assert (await store.turns(session.id))[0]["seq"] == 1
+
+
+@pytest.mark.usefixtures("backend")
 async def test_debug_flag_persists_per_channel(tmp_path):
     async with Store.open(store_at(tmp_path / "d.db")) as store:
         assert await store.debug("c") is None  # never set: the config decides

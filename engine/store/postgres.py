@@ -43,20 +43,27 @@ class Postgres:
         return found
 
 
+def _storable(value: Any) -> Any:
+    """PostgreSQL's text cannot hold NUL (SQLite's can): it is left out, as the engine leaves it out of players' and
+    models' text (jsonio.well_formed), so a name or an adventure's text that holds one is stored, not refused."""
+    return value.replace("\x00", "") if isinstance(value, str) and "\x00" in value else value
+
+
 async def _statement(conn: Any, s: Statement) -> Any:
     sql = numbered(s.sql)
     if s.want == "many":
-        await conn.executemany(sql, s.params)
+        await conn.executemany(sql, [tuple(map(_storable, row)) for row in s.params])
         return len(s.params)
+    params = tuple(map(_storable, s.params))
     if s.want == "count":
-        status = await conn.execute(sql, *s.params)  # "UPDATE 3", "INSERT 0 1", "CREATE TABLE"
+        status = await conn.execute(sql, *params)  # "UPDATE 3", "INSERT 0 1", "CREATE TABLE"
         last = status.rsplit(" ", 1)[-1]
         return int(last) if last.isdigit() else 0
     if s.want == "rows":
-        return await conn.fetch(sql, *s.params)
+        return await conn.fetch(sql, *params)
     if s.want == "row":
-        return await conn.fetchrow(sql, *s.params)
-    return await conn.fetchval(sql, *s.params)
+        return await conn.fetchrow(sql, *params)
+    return await conn.fetchval(sql, *params)
 
 
 async def _drive(conn: Any, op: Op[T]) -> T:
