@@ -39,6 +39,21 @@ T = TypeVar("T")
 MAX_UNDO = 20
 
 
+def _same_players(now: GameState, before_json: str, verb: str) -> None:
+    """Refuse to put back a state from before a character joined the game or a player joined or left the party:
+    those write no log line, and going back would quietly undo them along with the turns."""
+    before = GameState.model_validate_json(before_json)
+    joined = [c.name for owner, c in now.characters.items() if owner not in before.characters]
+    moved = [now.characters[owner].name for owner in set(now.party.player_ids) ^ set(before.party.player_ids)
+             if owner in now.characters and owner in before.characters]
+    if joined:
+        raise BadInput(f"{' and '.join(sorted(joined))} joined the game after that, so it can no longer be {verb}: "
+                       f"going back would take {'them' if len(joined) > 1 else 'that character'} out of the game.")
+    if moved:
+        raise BadInput(f"{' and '.join(sorted(moved))} joined or left the party after that, so it can no longer be "
+                       f"{verb} (going back would undo that too).")
+
+
 @dataclass(frozen=True)
 class Undone:
     turns: int
@@ -338,6 +353,7 @@ class Engine(PlayerActions):
             if any(t.state_before is None for t in turns):
                 raise BadInput("That turn was played before this version of Lorekeeper kept what undo needs; "
                                "it cannot be undone.")
+            _same_players(session.state, turns[-1].state_before or "{}", "undone")
             undone = await self.deps.store.undo_turns(session.id, turns, version=session.version)
         self._forget(session.id, [t.id for t in turns])
         log.info("turns_undone", channel_id=channel_id, turns=len(turns), messages=len(undone))
@@ -375,6 +391,8 @@ class Engine(PlayerActions):
             raise BadInput("Something happened after that turn, so it can no longer be retried.")
         if last.committed and last.turn.state_before is None:
             raise BadInput("That turn was played before this version of Lorekeeper kept what retry needs.")
+        if last.committed:
+            _same_players(session.state, last.turn.state_before or "{}", "retried")
         return last
 
     def _forget(self, session_id: int, turn_ids: list[int]) -> None:

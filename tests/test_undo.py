@@ -88,6 +88,27 @@ async def test_retry_is_refused_to_others_and_after_newer_events(table):
         await table.engine.retry(CHANNEL, "u1")
 
 
+async def test_a_character_who_joined_or_a_party_change_after_a_turn_is_never_quietly_undone(table):
+    """Making a character and joining or leaving the party write no log line: going back over them is refused."""
+    await table.turn("I wait.", "Time passes.")
+    await table.engine.create_character(CHANNEL, "u3", "Cora", "rogue")
+    for attempt in (lambda: table.engine.retry(CHANNEL, "u1"), lambda: table.engine.undo(CHANNEL, 1)):
+        with pytest.raises(BadInput, match="Cora joined the game after that"):
+            await attempt()
+    assert "u3" in (await table.state()).characters
+    await table.turn("I wait more.", "More time passes.")
+    await table.engine.set_party_membership(CHANNEL, "u2", False)
+    with pytest.raises(BadInput, match="Bram joined or left the party after that, so it can no longer be retried"):
+        await table.engine.retry(CHANNEL, "u1")
+    with pytest.raises(BadInput, match="can no longer be undone"):
+        await table.engine.undo(CHANNEL, 1)
+    assert "u2" not in (await table.state()).party.player_ids
+    await table.engine.set_party_membership(CHANNEL, "u2", True)  # back as it was: the turn may be taken back
+    table.model.add("Time passes differently.")
+    assert (await table.engine.retry(CHANNEL, "u1")).reply == "Time passes differently."
+    assert (await table.engine.undo(CHANNEL, 1)).turns == 1
+
+
 async def test_a_failed_turn_is_retried_without_reverting_anything(table):
     table.model.add(ModelError("down", retryable=False))
     before = (await table.state()).model_dump_json()
