@@ -223,7 +223,8 @@ def colour_screen() -> bool:
 
 def player_name() -> str:
     try:
-        return getpass.getuser() or "player"
+        from engine.jsonio import well_formed  # a login name of bytes that are not UTF-8 holds lone surrogates
+        return well_formed(getpass.getuser()) or "player"
     except (KeyError, OSError):  # no login name and no passwd entry (some containers)
         return "player"
 

@@ -173,6 +173,13 @@ def test_keyboard_bytes_that_are_not_utf8_become_a_replacement_character(tmp_pat
     assert "Ar\ufffda" in out and "The game is saved" in out
 
 
+def test_a_login_name_of_bytes_that_are_not_utf8_is_a_name_a_database_can_hold(monkeypatch):
+    from bot.cli import player_name
+
+    monkeypatch.setattr("getpass.getuser", lambda: "pl\udcffayer")
+    assert player_name() == "pl\ufffdayer"
+
+
 def test_a_player_name_is_found_even_without_a_login(monkeypatch):
     from bot.cli import player_name
 

@@ -82,6 +82,18 @@ async def test_text_a_database_cannot_hold_is_played_not_refused(table):
     assert said[-2:] == ["I say hi there \ufffd.", "You wave back \ufffd."]
 
 
+async def test_a_speakers_name_or_a_rolls_reason_a_database_cannot_hold_is_stored_cleaned(table):
+    """A login name of bytes that are not UTF-8 (the terminal's player name) holds lone surrogates."""
+    import random
+
+    from engine.dice import roll as roll_dice
+    await table.turn("I wait.", "Time passes.", name="b\udcffob\x00")
+    await table.engine.record_roll(CHANNEL, "u1", "b\ud800ob", roll_dice("1d20", random.Random(1)), "luck\x00 \udcff")
+    lines = await table.store.messages((await table.engine.session(CHANNEL)).id)
+    assert {m.author_name for m in lines if m.author_id == "u1"} == {"b\ufffdob"}
+    assert "luck \ufffd" in lines[-1].text and lines[-1].author_id == "u1"
+
+
 async def test_routing_npc_mentions_combat_and_narrative(table):
     r = await table.turn("@Ysolde what happened to the lighthouse?", "\"Three weeks dark,\" she says.")
     assert r.agent is AgentType.NPC and r.npc.id == "ysolde-marrick"

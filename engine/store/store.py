@@ -38,6 +38,12 @@ log = structlog.get_logger(__name__)
 LONG_READ = 200  # messages: a read of more runs off the event loop (SQLite)
 
 
+def _fit(m: Message) -> None:
+    """A log line's words and speaker as a database can hold them (jsonio.well_formed): the engine cleans a player's
+    and a model's words as they come in; this catches a name (a login name of bytes that are not UTF-8, say)."""
+    m.text, m.author_name = jsonio.well_formed(m.text), jsonio.well_formed(m.author_name)
+
+
 def is_postgres(target: Path | str) -> bool:
     return isinstance(target, str) and target.split("://", 1)[0] in ("postgresql", "postgres")
 
@@ -271,6 +277,7 @@ class Store(AdminRecords, Reports):
                 "SELECT created_at FROM messages WHERE author_id = ? AND instance IS NOT NULL AND created_at > ? "
                 "ORDER BY created_at DESC LIMIT ?", m.author_id, rate.since, rate.turns))])
         player_message.status = "pending"
+        _fit(m)
         m.id = yield value(
             "INSERT INTO messages (session_id, channel_id, turn_id, author_id, author_name, agent, npc_id, text, status, "
             "witnesses, created_at, instance) VALUES (?, ?, NULL, ?, ?, ?, ?, ?, 'pending', ?, ?, ?) RETURNING id",
@@ -362,6 +369,7 @@ class Store(AdminRecords, Reports):
             None if t.feedback is None else jsonio.dumps(t.feedback), jsonio.dumps(t.suggestions), state_before))
 
     def _insert_message(self, session_id: int, m: Message) -> Op[int]:
+        _fit(m)
         return (yield value(
             "INSERT INTO messages (session_id, channel_id, turn_id, author_id, author_name, agent, npc_id, text, status, "
             "witnesses, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
