@@ -70,14 +70,14 @@ def references(raw: dict[str, Any]) -> list[str]:
                 problems.append(f"{kind} id '{ident}' is used twice")
             seen.add(ident) if isinstance(ident, str) else None
     locations = ids("locations")
-    secrets = {s.get("id") for loc in items("locations") for s in loc.get("secrets") or [] if isinstance(s, dict)}
+    secrets = {s.get("id") for loc in items("locations") for s in _listed(loc, "secrets") if isinstance(s, dict)}
     start = raw.get("start_location")
     if isinstance(start, str) and start not in locations:
         problems.append(f"start_location '{start}' is not a location" + _suggest(start, locations))
     for loc in items("locations"):
-        own = {s.get("id") for s in loc.get("secrets") or [] if isinstance(s, dict)}
+        own = {s.get("id") for s in _listed(loc, "secrets") if isinstance(s, dict)}
         flags = loc.get("flags") if isinstance(loc.get("flags"), dict) else {}
-        for exit_ in [e for e in loc.get("exits") or [] if isinstance(e, dict)]:
+        for exit_ in [e for e in _listed(loc, "exits") if isinstance(e, dict)]:
             to, needs = exit_.get("to"), exit_.get("requires")
             if isinstance(to, str) and to not in locations:
                 problems.append(f"location '{loc.get('id')}' has an exit to unknown location '{to}'" + _suggest(to, locations))
@@ -89,7 +89,7 @@ def references(raw: dict[str, Any]) -> list[str]:
         where = npc.get("location")
         if isinstance(where, str) and where not in locations:
             problems.append(f"npc '{npc.get('id')}' is at unknown location '{where}'" + _suggest(where, locations))
-        for sid in npc.get("knows_secrets") or []:
+        for sid in _listed(npc, "knows_secrets"):
             if isinstance(sid, str) and sid not in secrets:
                 problems.append(f"npc '{npc.get('id')}' knows unknown secret '{sid}'")
     for quest in items("quests"):
@@ -100,10 +100,17 @@ def references(raw: dict[str, Any]) -> list[str]:
         where = enc.get("location")
         if isinstance(where, str) and where not in locations:
             problems.append(f"encounter '{enc.get('id')}' is at unknown location '{where}'" + _suggest(where, locations))
-        for npc_id in enc.get("npcs") or []:
+        for npc_id in _listed(enc, "npcs"):
             if isinstance(npc_id, str) and npc_id not in npcs:
                 problems.append(f"encounter '{enc.get('id')}' has unknown npc '{npc_id}' among its foes" + _suggest(npc_id, npcs))
     return problems + _goods_problems(raw, items, locations, npcs) + _obstacle_problems(items("locations"))
+
+
+def _listed(holder: dict[str, Any], key: str) -> list[Any]:
+    """`holder[key]` when it is a list, else nothing: a mistyped one (`secrets: 5`) is validation's to report, and
+    these cross-reference checks run first."""
+    value = holder.get(key)
+    return value if isinstance(value, list) else []
 
 
 def _goods_problems(raw: dict[str, Any], items: Any, locations: set[str], npcs: set[str]) -> list[str]:
@@ -117,7 +124,7 @@ def _goods_problems(raw: dict[str, Any], items: Any, locations: set[str], npcs: 
         if isinstance(keeper, str) and keeper not in npcs:
             problems.append(f"shop '{sid}' is kept by unknown npc '{keeper}'" + _suggest(keeper, npcs))
         seen: set[str] = set()
-        for entry in [e for e in shop.get("stock") or [] if isinstance(e, dict)]:
+        for entry in [e for e in _listed(shop, "stock") if isinstance(e, dict)]:
             ref = entry.get("item")
             if not isinstance(ref, str):
                 continue
@@ -129,11 +136,11 @@ def _goods_problems(raw: dict[str, Any], items: Any, locations: set[str], npcs: 
             elif entry.get("price") is None and catalog[ref].get("price") is None:
                 problems.append(f"shop '{sid}' sells item '{ref}' without a price: give it one here or in items")
     holders = [(f"encounter '{e.get('id')}'", e) for e in items("encounters")]
-    holders += [(f"secret '{s.get('id')}'", s) for loc in items("locations") for s in loc.get("secrets") or []
+    holders += [(f"secret '{s.get('id')}'", s) for loc in items("locations") for s in _listed(loc, "secrets")
                 if isinstance(s, dict)]
     for who, holder in holders:
         loot = holder.get("loot")
-        for entry in loot.get("items") or [] if isinstance(loot, dict) else []:
+        for entry in _listed(loot, "items") if isinstance(loot, dict) else []:
             ref = entry.get("item") if isinstance(entry, dict) else None
             if isinstance(ref, str) and ref not in catalog:
                 problems.append(f"the loot of {who} names unknown item '{ref}'" + _suggest(ref, set(catalog)))
@@ -145,8 +152,8 @@ def _obstacle_problems(locations: list[dict[str, Any]]) -> list[str]:
     problems: list[str] = []
     for loc in locations:
         lid = loc.get("id")
-        things = [(f"secret '{s.get('id')}' of '{lid}'", s) for s in loc.get("secrets") or [] if isinstance(s, dict)]
-        things += [(f"exit '{lid}' -> '{e.get('to')}'", e) for e in loc.get("exits") or [] if isinstance(e, dict)]
+        things = [(f"secret '{s.get('id')}' of '{lid}'", s) for s in _listed(loc, "secrets") if isinstance(s, dict)]
+        things += [(f"exit '{lid}' -> '{e.get('to')}'", e) for e in _listed(loc, "exits") if isinstance(e, dict)]
         for what, thing in things:
             skill = thing.get("skill")
             if isinstance(skill, str) and " ".join(skill.lower().split()) not in SKILLS and ability_of(skill) is None:

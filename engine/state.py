@@ -7,7 +7,8 @@ from datetime import datetime, timezone
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, PositiveInt, PrivateAttr, model_validator
+from pydantic import (BaseModel, ConfigDict, Field, NonNegativeInt, PositiveInt, PrivateAttr, field_validator,
+                      model_validator)
 
 ABILITIES = ("strength", "dexterity", "constitution", "intelligence", "wisdom", "charisma")
 COINS = ("cp", "sp", "gp", "pp")
@@ -211,7 +212,7 @@ class Attack(Model):
 
 class NPC(Model):
     id: str
-    name: str
+    name: str = Field(min_length=1, max_length=80)
     persona: str
     location: str | None = None
     attitude: Literal["friendly", "neutral", "wary", "hostile"] = "neutral"
@@ -227,6 +228,13 @@ class NPC(Model):
     abilities: Abilities | None = None
     actions: list[Attack] = Field(default_factory=list, max_length=8)
     cr: str | None = Field(None, pattern=CR_PATTERN)
+
+    @field_validator("name")
+    @classmethod
+    def _named(cls, name: str) -> str:
+        if not name.strip():  # a blank name cannot be spoken to, found or shown
+            raise ValueError("must not be blank")
+        return name
 
 
 class Obstacle(Model):
@@ -473,7 +481,7 @@ class GameState(Model):
         for npc in self.npcs.values():
             if npc.name.lower() == key or same_slug(npc.name, key):
                 return npc
-        matches = [n for n in self.npcs.values() if n.name.lower().split()[0] == key]
+        matches = [n for n in self.npcs.values() if n.name.lower().split()[:1] == [key]]
         return matches[0] if len(matches) == 1 else None
 
     def find_character(self, ref: str) -> Character | None:
@@ -482,7 +490,7 @@ class GameState(Model):
         if ref in self.characters:
             return self.characters[ref]
         for ch in self.characters.values():
-            if ch.name.lower() == key or ch.name.lower().split()[0] == key:
+            if ch.name.lower() == key or ch.name.lower().split()[:1] == [key]:
                 return ch
         return None
 

@@ -51,6 +51,13 @@ def test_minimal_adventure_loads_and_starts(tmp_path):
     (lambda d: d["npcs"][0].update(attitude="grumpy"), "npcs[n].attitude: must be one of 'friendly', 'neutral', "
                                                        "'wary' or 'hostile' (got 'grumpy')"),
     (lambda d: d.update(colour="red"), "colour"),
+    (lambda d: d["npcs"][0].update(name="   "), "npcs[n].name: must not be blank"),
+    (lambda d: d["npcs"][0].update(name=""), "npcs[n].name: String should have at least 1 character"),
+    # a scalar where a list belongs is reported, not a TypeError out of the cross-reference checks
+    (lambda d: d["locations"][1].update(secrets=5), "locations[b].secrets: must be a list"),
+    (lambda d: d["locations"][0].update(exits=True), "locations[a].exits: must be a list"),
+    (lambda d: d["npcs"][0].update(knows_secrets=1.5), "npcs[n].knows_secrets: must be a list"),
+    (lambda d: d["encounters"][0].update(npcs=3, loot={"items": 2}), "encounters[e].npcs: must be a list"),
 ])
 def test_broken_adventures_name_the_problem(tmp_path, mutate, message):
     import copy
