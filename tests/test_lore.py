@@ -43,6 +43,18 @@ The harbourmaster leads the wreckers and lights the false lantern.
 """
 
 
+def test_a_pdf_that_pypdf_cannot_decode_is_named_not_fatal(tmp_path):
+    from engine.lore.corpus import CorpusFile, read_file
+
+    odd = tiny_pdf(["Tides."]).replace(b"<< /Length", b"<< /Filter /Bogus /Length", 1)  # pypdf: NotImplementedError
+    path = tmp_path / "world" / "coast" / "odd.pdf"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(odd)
+    problems: list = []
+    read_file(CorpusFile(path, "world/coast/odd.pdf", "world", "coast"), problems)
+    assert [p.source for p in problems] == ["world/coast/odd.pdf"] and "not a readable PDF" in problems[0].message
+
+
 def tiny_pdf(pages: list[str]) -> bytes:
     """A minimal PDF with one line of text per page."""
     objs = [b"<< /Type /Catalog /Pages 2 0 R >>",

@@ -225,14 +225,14 @@ def _pdf_sections(file: CorpusFile, data: bytes, problems: list[Problem]) -> lis
     import logging
 
     from pypdf import PdfReader
-    from pypdf.errors import PyPdfError
 
     logging.getLogger("pypdf").setLevel(logging.ERROR)  # its warnings about odd files are not the admin's business
     stem = Path(file.source).stem
     try:
         reader = PdfReader(io.BytesIO(data))
         pages = [page.extract_text() or "" for page in reader.pages]
-    except (PyPdfError, ValueError, KeyError, TypeError, OSError) as exc:
+    except Exception as exc:  # a hostile or odd file makes pypdf raise almost anything (NotImplementedError for an
+        # unknown filter, RecursionError, AttributeError): whatever it is, it is this file's problem, reported as such
         problems.append(Problem(file.source, f"is not a readable PDF ({type(exc).__name__}: {exc})."))
         return None
     return [Section(file.scope, file.ref, f"{slug(stem) or 'pdf'}.page-{n}", [stem, f"page {n}"],
