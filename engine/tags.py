@@ -14,7 +14,8 @@ from functools import lru_cache
 from typing import Collection, Literal
 
 MAX_OPEN_TAG = 400  # characters from '<' to '>' before an open tag is judged malformed (or, unknown, prose)
-MAX_BODY = 4000  # characters of body before a tool tag is judged unclosed
+MAX_BODY = 16000  # characters of body before a tool tag is judged unclosed (a fight of 12 foes with stat blocks
+# is ~10,000 characters of JSON)
 MAX_WRAPPER = 400  # an unknown element closed within this many characters is a tool attempt; longer, it wraps prose
 _DEFER = 128  # characters of text read at once while a tag is still arriving, rather than at every chunk
 MAX_PENDING = 8  # unknown elements open at once that may still turn out to be tool attempts
@@ -456,6 +457,8 @@ class TagScanner:
         self._body = None
         if body.malformed:
             return None
+        if not _reads_as_prose(self._text_at(body.open_end, at)):
+            self._truncate(body.mark)  # arguments (JSON, say) are never shown to players, as at the stream's end
         return TagEvent("unclosed", body.name, body.start, at, attrs=body.attrs,
                         error=f"the <{body.name}> tag was never closed with </{body.name}>")
 

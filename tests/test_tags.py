@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from engine.tags import TagScanner, escape, visible_text
+from engine.tags import MAX_BODY, TagScanner, escape, visible_text
 from engine.tools import TOOLS
 
 
@@ -107,8 +109,33 @@ def test_partial_tag_name_waits_for_more():
 
 def test_overlong_body_is_judged_unclosed_without_waiting_for_the_end():
     sc = TagScanner(TOOLS)
-    event = sc.feed("<roll>" + "x" * 5000)
+    event = sc.feed("<roll>" + "x" * (MAX_BODY + 1000))
     assert event is not None and event.kind == "unclosed"
+
+
+def test_an_overlong_body_of_arguments_is_never_shown_but_narration_after_a_stray_tag_stays():
+    foes = json.dumps({"enemy": [{"name": f"Bandit {n}", "hp": 11, "ac": 12, "attacks": "Scimitar +3 (1d6+1)"}
+                                 for n in range(400)]})
+    sc = TagScanner(TOOLS)
+    event = sc.feed("Steel rings out! <start_combat>" + foes)
+    assert event is not None and event.kind == "unclosed" and sc.prose() == "Steel rings out! "
+    story = "The old sign reads <roll> in faded paint. " + "The wind howls over the moor tonight. " * 500
+    sc = TagScanner(TOOLS)
+    event = sc.feed(story)
+    assert event is not None and event.kind == "unclosed" and "The wind howls" in sc.prose()
+
+
+def test_a_fight_of_twelve_foes_with_stat_blocks_fits_in_one_tag():
+    foe = {"name": "Bandit Captain", "hp": 65, "ac": 15, "initiative_bonus": 3, "count": 1,
+           "attacks": "Multiattack: three melee attacks, two with its scimitar and one with its dagger. Scimitar: +5 to hit, "
+                      "reach 5 ft., one target, 1d6+3 slashing. Dagger: +5 to hit, reach 5 ft. or range 20/60 ft., one "
+                      "target, 1d4+3 piercing. Parry: +2 AC against one melee attack that would hit it.",
+           "abilities": {"strength": 15, "dexterity": 16, "constitution": 14, "intelligence": 14, "wisdom": 11,
+                         "charisma": 14}}
+    body = json.dumps({"enemy": [dict(foe, name=f"Bandit Captain {n}") for n in range(12)]})
+    assert len(body) > 4000
+    event = TagScanner(TOOLS).feed(f"<start_combat>{body}</start_combat>")
+    assert event is not None and event.kind == "call" and event.body == body
 
 
 def test_visible_text_strips_thinking_observations_and_pings():
