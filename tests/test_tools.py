@@ -341,6 +341,20 @@ def test_combat_errors(state):
     failing(ctx, '<change_location location="brine-cup-tavern"/>', "during combat")
 
 
+def test_an_enemy_never_shares_a_name_with_a_character_a_person_or_another_enemy(state):
+    """Foes are found by name: a bandit called Aria made 'update_hp target="Aria"' hit whoever came first."""
+    ctx = ctx_for(state)
+    failing(ctx, '<start_combat>{"enemy": [{"name": "aria", "hp": 30, "ac": 10}]}</start_combat>',
+            "an enemy cannot be called aria: that is a player character's name")
+    failing(ctx, '<start_combat>{"enemy": [{"name": "Ysolde Marrick", "hp": 9, "ac": 10}]}</start_combat>',
+            "the name of someone in this adventure")
+    assert not state.combat.active
+    started = call(ctx, '<start_combat>{"enemy": [{"name": "Gull", "hp": 2, "ac": 10, "count": 2}, '
+                        '{"name": "Gull", "hp": 3, "ac": 10}]}</start_combat>')
+    assert started.ok
+    assert sorted(p.name for p in state.combat.order if p.faction == "enemy") == ["Gull 1", "Gull 2", "Gull 3"]
+
+
 # --- the executor's own refusals ------------------------------------------------------------------------------------
 
 def test_unknown_tool_lists_the_agents_tools(state):

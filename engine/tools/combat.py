@@ -54,9 +54,22 @@ def start_combat(ctx: ToolContext, args: StartCombatArgs) -> str:
     if not any(p.faction == "player" for p in order):
         raise ToolError("no conscious player character can fight")
     taken = {p.id for p in order}
+    # A foe is found by its name (update_hp target="…"): one that shares a character's or a person's name would
+    # make the name mean either, and a second "Goblin" could never be told from the first.
+    known = {c.name.lower(): "a player character's name" for c in state.characters.values()}
+    known.update({n.name.lower(): "the name of someone in this adventure" for n in state.npcs.values() if n not in foes})
+    kinds: dict[str, int] = {}  # foes of each name: more than one are numbered, across templates too
     for template in enemies:
-        for n in range(template.count):
-            name = template.name if template.count == 1 else f"{template.name} {n + 1}"
+        if template.name.lower() in known:
+            raise ToolError(f"an enemy cannot be called {template.name}: that is {known[template.name.lower()]}; "
+                            "call it something else (its kind, a title)")
+        kinds[template.name.lower()] = kinds.get(template.name.lower(), 0) + template.count
+    numbered: dict[str, int] = {}
+    for template in enemies:
+        for _ in range(template.count):
+            key = template.name.lower()
+            numbered[key] = numbered.get(key, 0) + 1
+            name = template.name if kinds[key] == 1 else f"{template.name} {numbered[key]}"
             order.append(Participant(id=_unique_id(taken, slug(name)), name=name, faction="enemy",
                                      initiative=ctx.rng.randint(1, 20) + template.initiative_bonus, ac=template.ac,
                                      hp=template.hp, max_hp=template.hp, attacks=template.attacks,
