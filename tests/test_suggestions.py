@@ -244,3 +244,14 @@ def test_a_carried_item_named_with_blanks_only_does_not_stop_the_reading():
     # An imported sheet may hold such a name (tool arguments are stripped, sheets are not).
     assert changes_hands("i give her the rope", ["rope", " "]) == {"item": "rope", "quantity": "-1"}
     assert changes_hands("thanks!", [" "]) == {}
+
+
+def test_a_message_of_no_words_breaks_no_rule(state):
+    """Only invisible characters (a zero-width space, a byte-order mark): no words, so no hint, and no rule fails."""
+    from structlog.testing import capture_logs
+
+    for message in ("\u200b", "\ufeff", "\u202e", "…"):
+        for agent in (AgentType.NARRATIVE, AgentType.COMBAT, AgentType.NPC):
+            with capture_logs() as logs:
+                assert suggest(state, message, agent) == []
+            assert [e for e in logs if e["event"] == "suggestion_rule_failed"] == []

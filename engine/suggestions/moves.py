@@ -131,7 +131,7 @@ def travel(s: Situation) -> list[Suggestion]:
     going = r.acts("go")
     if going and (orders := _spoken_to(s)):
         going = [h for h in going if h.sentence not in orders]
-    short = len(r.tokens) <= 5 and not r.questions and not r.has("go") and not r.later  # "the keeper's cottage pls"
+    short = 0 < len(r.tokens) <= 5 and not r.questions and not r.has("go") and not r.later  # "the keeper's cottage pls"
     if not going and not short:
         return []
     here = s.state.location()
