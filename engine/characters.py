@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import difflib
 import random
+import unicodedata
 from typing import Any
 
 from pydantic import Field, NonNegativeInt, PositiveInt, ValidationError, field_validator
@@ -81,6 +82,9 @@ def make_character(owner_id: str, name: str, class_name: str, level: int = 1, ab
         raise BadInput("Level must be between 1 and 20.")
     if not name or len(name) > 40:
         raise BadInput("A character's name must be 1 to 40 characters long.")
+    if any(unicodedata.category(c) in ("Cc", "Cf") and c != "\u200d" for c in name):  # (ZWJ joins emoji)
+        raise BadInput("A character's name cannot hold invisible characters (zero-width spaces, direction marks, "
+                       "control codes): they hide or reverse how it reads.")
     if name.startswith("/"):
         raise BadInput(f"'{name}' looks like a command, not a name: give your character's name first.")
     if any(ch in name for ch in "<>@`*_~|#[]:"):

@@ -127,3 +127,14 @@ def test_every_class_can_be_made_with_every_species_and_background():
             assert all(1 <= getattr(ch.abilities, a) <= 20 for a in type(ch.abilities).model_fields)
     for bg in rules().backgrounds:
         assert re.fullmatch(r"[a-z ]+", bg) and make_character("u", "Test", "bard", background=bg).background == bg
+
+
+@pytest.mark.parametrize("name", ["\u200b", "Ar\u200bia", "\u202eairA", "Ari\x00a", "Aria\x1b[2J", "\ufeffAria"])
+def test_a_name_with_invisible_characters_is_refused(name):
+    with pytest.raises(BadInput, match="cannot hold invisible characters"):
+        make_character("u1", name, "fighter")
+
+
+def test_names_in_any_script_and_with_emoji_are_fine():
+    for name in ("Aria", "Ærwyn Ó'Brien", "Сергей", "李白", "Zoë 🐉", "Mom 👩‍👧"):
+        assert make_character("u1", name, "fighter").name == name
