@@ -8,6 +8,7 @@ import random
 import pytest
 
 from engine import BadInput, Deps, Engine, NoCharacter, NoGameRunning, ScriptedModel, TurnFailed
+from engine.dice import roll as roll_dice
 from engine.errors import GameAlreadyRunning, ModelError
 from engine.state import AgentType
 from tests.conftest import CHANNEL, CORPUS, make_table, store_at
@@ -84,9 +85,6 @@ async def test_text_a_database_cannot_hold_is_played_not_refused(table):
 
 async def test_a_speakers_name_or_a_rolls_reason_a_database_cannot_hold_is_stored_cleaned(table):
     """A login name of bytes that are not UTF-8 (the terminal's player name) holds lone surrogates."""
-    import random
-
-    from engine.dice import roll as roll_dice
     await table.turn("I wait.", "Time passes.", name="b\udcffob\x00")
     await table.engine.record_roll(CHANNEL, "u1", "b\ud800ob", roll_dice("1d20", random.Random(1)), "luck\x00 \udcff")
     lines = await table.store.messages((await table.engine.session(CHANNEL)).id)
