@@ -12,7 +12,7 @@ _EXPORTS = {
     "EngineConfig": "config", "load_config": "config",
     "BadInput": "errors", "ConfigError": "errors", "GameError": "errors", "ModelError": "errors",
     "NoCharacter": "errors", "NoGameRunning": "errors", "ToolError": "errors", "TurnFailed": "errors",
-    "Deps": "game", "Engine": "game", "TurnResult": "game",
+    "Deps": "deps", "Engine": "game", "TurnResult": "turn",
     "ChatMessage": "models", "Completion": "models", "ModelClient": "models", "ModelRequest": "models",
     "ScriptedModel": "models", "Usage": "models",
     "AgentType": "state", "GameState": "state",
@@ -38,7 +38,9 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:
     from .config import EngineConfig, load_config
     from .errors import BadInput, ConfigError, GameError, ModelError, NoCharacter, NoGameRunning, ToolError, TurnFailed
-    from .game import Deps, Engine, TurnResult
+    from .deps import Deps
+    from .game import Engine
     from .models import ChatMessage, Completion, ModelClient, ModelRequest, ScriptedModel, Usage
     from .state import AgentType, GameState
     from .store import Store
+    from .turn import TurnResult

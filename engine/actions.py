@@ -5,10 +5,10 @@ reacts to it; a refusal changes nothing."""
 from __future__ import annotations
 
 import random
-from typing import TYPE_CHECKING, Callable, TypeVar
 
 from . import rules
 from . import shops as trading
+from .core import Core
 from .dice import Roll, roll as roll_dice
 from .errors import BadInput, NoCharacter, ToolError
 from .rules import levels
@@ -21,23 +21,9 @@ from .tools.character import RestArgs, ShortRestArgs, long_rest, short_rest, wea
 from .tools.spells import cast
 from .turn import NARRATOR_ID, turn_seed
 
-if TYPE_CHECKING:
-    from .game import Deps
 
-T = TypeVar("T")
-
-
-class PlayerActions:
+class PlayerActions(Core):
     """The table's direct commands (/rest, /cast, /buy, /check, /attack, /levelup, /roll) on Engine."""
-
-    if TYPE_CHECKING:  # Engine's
-        deps: Deps
-
-        async def session(self, channel_id: str) -> Session: ...
-
-        async def state(self, channel_id: str) -> GameState: ...
-
-        async def _write(self, channel_id: str, change: Callable[[Session, list[Message]], T]) -> T: ...
 
     def _player_context(self, state: GameState, owner_id: str) -> ToolContext:
         """For what a player does directly (/rest, /cast): the next turn's dice, acting as the narrator would."""

@@ -17,25 +17,23 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import structlog
 
 from . import prompts
+from .context import situation
+from .deps import Deps
 from .loop import AgentRun, Limits, run_agent
 from .models import ChatMessage, ModelRequest
 from .rules import HEALING_POTIONS, SKILLS
 from .rules.equipment import carried_weapons
 from .shops import shops_here
-from .context import situation
 from .state import ABILITIES, AgentType, GameState
 from .suggestions import Suggestion, suggest
 from .tags import escape
 from .tools import TOOLS, ToolCall, ToolContext, arun_args
-
-if TYPE_CHECKING:
-    from .game import Deps
-    from .turn import Turn
+from .turn import Turn
 
 log = structlog.get_logger(__name__)
 

@@ -15,12 +15,13 @@ import asyncio
 import json
 import random
 import re
-from typing import TYPE_CHECKING, Literal, TypeVar
+from typing import Literal, TypeVar
 
 import structlog
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .agents import system_prompt
+from .deps import Deps
 from .errors import GameError
 from .loop import AgentRun, Limits, run_agent
 from .lore.retrieval import refs_of
@@ -30,11 +31,8 @@ from .orchestrator import Route
 from .state import AgentType, PersonaCard
 from .tags import TagScanner, escape
 from .tools import TOOLS, ToolContext, arun_tool
+from .turn import Turn
 from .visibility import Viewer, lore_secrets
-
-if TYPE_CHECKING:
-    from .game import Deps
-    from .turn import Turn
 
 log = structlog.get_logger(__name__)
 

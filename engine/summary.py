@@ -10,21 +10,17 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
 import structlog
 
 from .agents import system_prompt
 from .context import speaker_line
+from .core import Core
 from .errors import StaleSession
 from .loop import AgentRun, Limits, run_agent
 from .models import ChatMessage, ModelRequest
 from .state import AgentType, GameState, Message
 from .tags import escape
 from .tools import ToolContext
-
-if TYPE_CHECKING:
-    from .game import Engine
 
 log = structlog.get_logger(__name__)
 
@@ -46,10 +42,10 @@ class Backoff:
         return turn >= self.not_before
 
 
-async def summarize(engine: Engine, channel_id: str) -> bool:
-    """Fold one batch of old messages into the channel's summary; True if the summary moved on."""
+async def summarize(engine: Core, channel_id: str, backoff: Backoff) -> bool:
+    """Fold one batch of old messages into the channel's summary; True if the summary moved on. `backoff` is the
+    channel's record of failures, kept by the engine between calls."""
     deps, cfg = engine.deps, engine.deps.config.turn
-    backoff = engine.summary_backoff.setdefault(channel_id, Backoff())
     async with engine.channel_lock(channel_id):
         session = await deps.store.load_session(channel_id)
         if session is None or not backoff.allows(session.state.turn):
@@ -73,7 +69,7 @@ async def summarize(engine: Engine, channel_id: str) -> bool:
     return await _store(engine, channel_id, expected_upto=state.summary_upto, summary=text, fold=fold)
 
 
-async def _ask(engine: Engine, state: GameState, lines: list[str]) -> tuple[str, int]:
+async def _ask(engine: Core, state: GameState, lines: list[str]) -> tuple[str, int]:
     """The model's new summary, or '' when it failed or said nothing (the turn is already committed: no harm), and
     the tokens it used."""
     deps = engine.deps
@@ -97,7 +93,7 @@ def _tokens(run: AgentRun) -> int:
     return sum(c.input_tokens + c.output_tokens for c in run.model_calls)
 
 
-async def _store(engine: Engine, channel_id: str, *, expected_upto: int, summary: str, fold: list[Message]) -> bool:
+async def _store(engine: Core, channel_id: str, *, expected_upto: int, summary: str, fold: list[Message]) -> bool:
     """Write the summary if those messages are still unfolded; another process's turn meanwhile is no conflict."""
     for _ in range(3):
         async with engine.channel_lock(channel_id):

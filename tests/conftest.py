@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-# Every turn a test plays checks that the state it was played from came out unchanged (engine/turn.py): set before
+# Every turn a test plays checks that the state it was played from came out unchanged (engine/stages.py): set before
 # the engine is imported, which reads it once.
 os.environ["LOREKEEPER_CHECK_SHARED_STATE"] = "1"
 

@@ -235,7 +235,7 @@ async def test_the_local_model_is_held_to_a_plans_schema_by_a_grammar(tmp_path, 
 
 
 def test_a_reply_that_opens_in_someone_elses_name_loses_the_label():
-    from engine.turn import unlabelled
+    from engine.stages import unlabelled
 
     assert unlabelled("[Aria (player sam) to Ysolde Marrick]: [Ysolde]: Welcome.") == "Welcome."
     assert unlabelled("The [old] door creaks.") == "The [old] door creaks."

@@ -389,7 +389,7 @@ async def test_a_crashing_background_summary_is_contained(tmp_path, monkeypatch)
     cfg = t.engine.deps.config
     t.engine.deps.config = cfg.model_copy(update={"turn": cfg.turn.model_copy(update={"summarize_after": 10, "summary_keep": 4})})
 
-    async def broken(engine, channel_id):
+    async def broken(engine, channel_id, backoff):
         raise RuntimeError("disk on fire")
 
     monkeypatch.setattr("engine.summary.summarize", broken)

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from engine import turn
+from engine import stages, turn
 from engine.state import AgentType
 from engine.tools.registry import NARRATIVE, TOOLS, Args, ToolContext, tool
 
@@ -54,9 +54,9 @@ async def test_a_new_stage_is_one_function_in_the_list(table, monkeypatch):
     async def referee(t: turn.Turn, deps) -> None:  # e.g. a rules referee, between context and run
         seen.append((t.route.agent, t.request is not None, t.reply))
 
-    stages = list(turn.STAGES)
-    stages.insert(stages.index(turn.run), referee)
-    monkeypatch.setattr(turn, "STAGES", tuple(stages))
+    listed = list(stages.STAGES)
+    listed.insert(listed.index(stages.run), referee)
+    monkeypatch.setattr(stages, "STAGES", tuple(listed))
     await table.turn("I look around.", "Gulls.")
     assert seen == [(AgentType.NARRATIVE, True, "")]
 
