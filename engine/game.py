@@ -146,7 +146,7 @@ class Engine(PlayerActions, Roster, Rewind):
         """Everything that would refuse this action before any model call: cheap, so a front end can ask first."""
         session = await self.session(channel_id)
         chosen = check(session, author_id, text, self.deps.config.turn.max_action_chars)
-        await limits.enforce(self.deps.store, self.deps.config.limits, author_id, session.guild_id)
+        await self.deps.store.enforce_limits(self.deps.config.limits, author_id, session.guild_id)
         return chosen
 
     async def take_turn(self, channel_id: str, author_id: str, author_name: str, text: str,

@@ -6,14 +6,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import TYPE_CHECKING
+from typing import Callable
 
+from .config import LimitSettings
 from .errors import GameError
 from .state import utcnow
-
-if TYPE_CHECKING:
-    from .config import LimitSettings
-    from .store import Rate, Store
 
 
 class RateLimited(GameError):
@@ -55,22 +52,18 @@ def window_start(settings: LimitSettings, now: datetime | None = None) -> str:
     return ((now or utcnow()) - timedelta(seconds=settings.user_window_s)).isoformat()
 
 
-async def enforce(store: "Store", settings: "LimitSettings", user_id: str, guild_id: str | None, *,
-                  rate: bool = True) -> None:
-    """Refuse a turn that either limit forbids; both apply in Discord servers only (the terminal has one player,
-    and no server to bill). `rate=False`: the turn was admitted before (a replay), only the budget is judged."""
-    turns = settings.user_turns if rate else 0
-    if guild_id is None or not (turns or settings.guild_daily_tokens):
-        return  # nothing to judge: no read
-    day = today()
-    recent, (tokens, played) = await store.limits(user_id, window_start(settings), turns, guild_id, day)
-    refuse(settings, recent if rate else [], Usage(day, tokens, played, settings.guild_daily_tokens))
+@dataclass
+class Rate:
+    """A turn rate to hold a player to: their newest `turns` turns begun after `since` go to `refuse`, which raises
+    if this turn would exceed the limit (the store counts them in the same write that stores the turn)."""
+
+    turns: int
+    since: str
+    refuse: Callable[[list[str]], None]
 
 
-def rate(settings: "LimitSettings", guild_id: str | None) -> "Rate | None":
+def rate(settings: LimitSettings, guild_id: str | None) -> Rate | None:
     """The rate a turn's first write holds the player to (servers only), or None."""
-    from .store import Rate
-
     if guild_id is None or not settings.user_turns:
         return None
     return Rate(settings.user_turns, window_start(settings), lambda recent: refuse(settings, recent, None))

@@ -7,7 +7,6 @@ from dataclasses import dataclass
 
 import structlog
 
-from . import limits
 from .core import Core
 from .errors import BadInput
 from .state import GameState
@@ -68,7 +67,7 @@ class Rewind(Core):
         """What would refuse a retry, before a front end shows anything (refusals can then stay private)."""
         session = await self.session(channel_id)
         await self._retryable(session, author_id, admin)
-        await limits.enforce(self.deps.store, self.deps.config.limits, author_id, session.guild_id, rate=False)
+        await self.deps.store.enforce_limits(self.deps.config.limits, author_id, session.guild_id, rate=False)
 
     async def _retryable(self, session: Session, author_id: str, admin: bool) -> LastTurn:
         last = await self.deps.store.last_turn(session.id)

@@ -48,7 +48,7 @@ CHECK_SHARED = os.environ.get("LOREKEEPER_CHECK_SHARED_STATE") == "1"
 async def checks(turn: Turn, deps: Deps) -> None:
     turn.route = check(turn.session, turn.author_id, turn.text, deps.config.turn.max_action_chars)
     # A turn played again (a replay after a race, a retry) was admitted once: only the budget is judged again.
-    await limits.enforce(deps.store, deps.config.limits, turn.author_id, turn.session.guild_id,
+    await deps.store.enforce_limits(deps.config.limits, turn.author_id, turn.session.guild_id,
                          rate=turn.player is None)
 
 

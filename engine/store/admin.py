@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ..config import LimitSettings
+from ..limits import Usage, refuse, today, window_start
 from ..state import utcnow
 from .sql import Op, reads, row, rows, run, value, writes
 
@@ -62,3 +64,15 @@ class AdminRecords:
             found = yield row("SELECT tokens, turns FROM guild_usage WHERE guild_id = ? AND day = ?", guild_id, day)
             spent = (found["tokens"], found["turns"]) if found else (0, 0)
         return recent, spent
+
+    async def enforce_limits(self, settings: LimitSettings, user_id: str, guild_id: str | None, *,
+                             rate: bool = True) -> None:
+        """Refuse a turn that either limit forbids (engine/limits.py); both apply in Discord servers only (the
+        terminal has one player, and no server to bill). `rate=False`: the turn was admitted before (a replay),
+        only the budget is judged."""
+        turns = settings.user_turns if rate else 0
+        if guild_id is None or not (turns or settings.guild_daily_tokens):
+            return  # nothing to judge: no read
+        day = today()
+        recent, (tokens, played) = await self.limits(user_id, window_start(settings), turns, guild_id, day)
+        refuse(settings, recent if rate else [], Usage(day, tokens, played, settings.guild_daily_tokens))

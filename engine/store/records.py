@@ -6,7 +6,7 @@ import os
 import socket
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Callable
+from typing import Any
 
 from .. import jsonio
 from ..state import AgentType, GameState, Message, utcnow
@@ -47,16 +47,6 @@ class Committed:
     turn_id: int
     unsummarised: int  # log lines after the summary's last one, this turn's included: when to summarise again
     version: int = 0  # the session's version after the turn
-
-
-@dataclass
-class Rate:
-    """A turn rate to hold a player to: their newest `turns` turns begun after `since` go to `refuse`, which raises
-    if this turn would exceed the limit."""
-
-    turns: int
-    since: str
-    refuse: Callable[[list[str]], None]
 
 
 @dataclass

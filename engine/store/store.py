@@ -24,11 +24,11 @@ from pydantic import ValidationError
 
 from .. import jsonio
 from ..errors import ConfigError, GameAlreadyRunning, GameError, StaleSession
-from ..limits import today
+from ..limits import Rate, today
 from ..state import GameState, Message, utcnow
 from .admin import AdminRecords
 from .cache import CachedState, StateCache, dump
-from .records import (HEARTBEAT, OURS, STALE_AFTER, Committed, LastTurn, Rate, Session, ToolCallRow, TurnRecord,
+from .records import (HEARTBEAT, OURS, STALE_AFTER, Committed, LastTurn, Session, ToolCallRow, TurnRecord,
                       UndoableTurn, alive, message)
 from .reports import Reports
 from .schema import MIGRATIONS, MIGRATIONS_TABLE
