@@ -1,7 +1,8 @@
-"""The one list of agents: each one's role, worked example, history, labels and default model settings.
+"""The one list of agents: each one's role, worked example, history, labels and default model settings; and how
+a speaker is labelled in the history an agent reads.
 
 Adding an agent is a member of `AgentType` and one entry here; its tools name it in their `agents=`. The config
-file, the providers, the prompts and the history filter all read this list.
+file, the providers, the prompts (engine/instructions.py) and the history filter all read this list.
 """
 
 from __future__ import annotations
@@ -11,9 +12,8 @@ from typing import Literal
 
 from . import prompts
 from .models import ChatMessage
-from .state import NPC, AgentType
+from .state import AgentType, GameState, Message
 from .tags import escape
-from .tools import tools_for
 
 
 @dataclass(frozen=True)
@@ -57,40 +57,31 @@ def label(agent: AgentType) -> str:
     return entry.label if entry is not None else ""
 
 
-def tool_reference(agent: AgentType) -> str:
-    lines = ["## Your tools"]
-    for t in tools_for(agent):
-        lines.append(f"- {t.name}: {t.description} Example: {t.example}")
-    return "\n".join(lines)
-
-
-def system_prompt(agent: AgentType, npc: NPC | None = None, *, tools: bool = True) -> str:
-    """The stable part of an agent's system prompt; the same text every turn, so providers can cache it.
-
-    Without `tools` (a two-step turn's narration, engine/decide.py) the role keeps its voice and loses its tool
-    rules, its examples and the tool reference: the engine has already acted, the agent only tells it."""
-    entry = AGENTS[agent]
-    if not entry.tools:
-        return entry.role
-    role = entry.role if tools else entry.role.split("\n\n## When to call a tool")[0]
-    if agent is AgentType.NPC:
-        if npc is None:
-            raise ValueError("the npc agent needs an NPC")
-        role = role.format(name=escape(npc.name)) + f"\n\n## Who you are\n{npc.name} (id {npc.id}). {escape(npc.persona)}"
-        if npc.card is not None:  # drawn from the lore the first time it spoke; the same text every turn after
-            card = npc.card
-            lines = [f"Speech: {card.speech_style}" if card.speech_style else "",
-                     f"Traits: {', '.join(card.traits)}" if card.traits else "",
-                     f"Background: {card.background}" if card.background else "",
-                     f"You know: {'; '.join(card.knows)}" if card.knows else "",
-                     "Lines in your voice: " + " / ".join(f'"{x}"' for x in card.example_lines) if card.example_lines else ""]
-            role += "\n\n## Your character card\n" + escape("\n".join(x for x in lines if x))
-    if not tools:
-        return f"{role}\n\n{prompts.NARRATE_ONLY}"
-    return f"{role}\n\n{prompts.TAG_RULES}\n\n{tool_reference(agent)}"
-
-
 def example_exchange(agent: AgentType) -> list[ChatMessage]:
     """A worked exchange that shows a small model when tool tags are used and when they are not."""
     entry = AGENTS.get(agent)
     return list(entry.example) if entry is not None else []
+
+
+# -- how speakers are labelled in an agent's history ------------------------------------------------------------
+
+def speaker_label(m: Message, state: GameState) -> str:
+    """Who speaks, as the engine knows it: never taken whole from a name someone chose."""
+    if m.agent is AgentType.PLAYER:
+        ch = state.characters.get(m.author_id)
+        who = f"{ch.name} (player {m.author_name})" if ch else f"player {m.author_name}"
+        to = f" to {state.npcs[m.npc_id].name}" if m.npc_id in state.npcs else ""
+        text = who + to
+    else:
+        text = label(m.agent) or m.author_name
+    # A Discord display name may hold "]:" or a newline: it must not close the label and start another.
+    return " ".join(escape(text).replace("[", "(").replace("]", ")").split())
+
+
+def speaker_line(m: Message, state: GameState) -> str:
+    return f"[{speaker_label(m, state)}]: {quoted(m.text)}"
+
+
+def quoted(text: str) -> str:
+    """Escaped, with every further line indented, so no line of it can start a forged `[Speaker]:` label."""
+    return "\n    ".join(escape(text).splitlines() or [""])

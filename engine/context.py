@@ -6,7 +6,7 @@ import re
 import weakref
 from typing import Any, Callable
 
-from .agents import label
+from .agents import quoted, speaker_label, speaker_line
 from .models import ChatMessage
 from .shops import closed_because, shop_heading, shops_here, stock_lines
 from .state import NPC, AgentType, Character, Encounter, GameState, Loot, Message, Shop
@@ -31,28 +31,6 @@ def history_messages(history: list[Message], agent: AgentType, npc_id: str | Non
     if out and out[0].role == "assistant":
         out.insert(0, ChatMessage("user", "[The session begins.]"))  # providers want a user message first
     return merge_roles(out)
-
-
-def speaker_label(m: Message, state: GameState) -> str:
-    """Who speaks, as the engine knows it: never taken whole from a name someone chose."""
-    if m.agent is AgentType.PLAYER:
-        ch = state.characters.get(m.author_id)
-        who = f"{ch.name} (player {m.author_name})" if ch else f"player {m.author_name}"
-        to = f" to {state.npcs[m.npc_id].name}" if m.npc_id in state.npcs else ""
-        text = who + to
-    else:
-        text = label(m.agent) or m.author_name
-    # A Discord display name may hold "]:" or a newline: it must not close the label and start another.
-    return " ".join(escape(text).replace("[", "(").replace("]", ")").split())
-
-
-def speaker_line(m: Message, state: GameState) -> str:
-    return f"[{speaker_label(m, state)}]: {quoted(m.text)}"
-
-
-def quoted(text: str) -> str:
-    """Escaped, with every further line indented, so no line of it can start a forged `[Speaker]:` label."""
-    return "\n    ".join(escape(text).splitlines() or [""])
 
 
 def merge_roles(messages: list[ChatMessage]) -> list[ChatMessage]:

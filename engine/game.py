@@ -13,8 +13,8 @@ import structlog
 
 from . import fair, jsonio, limits, server_settings, stages, summary
 from .actions import PlayerActions
+from .agents import speaker_label
 from .content import find_adventure
-from .context import speaker_label
 from .deps import Deps
 from .errors import GameAlreadyRunning
 from .models import ModelRequest

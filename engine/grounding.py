@@ -20,7 +20,7 @@ from typing import Literal, TypeVar
 import structlog
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .agents import system_prompt
+from .instructions import system_prompt
 from .deps import Deps
 from .errors import GameError
 from .loop import AgentRun, Limits, run_agent

@@ -20,7 +20,7 @@ from typing import Awaitable, Callable
 import structlog
 
 from . import decide, feedback, grounding, limits
-from .agents import system_prompt
+from .instructions import system_prompt
 from .context import brief_context, game_context, history_messages, visible_history
 from .deps import Deps
 from .errors import GameError, ModelError, NoGameRunning, ProviderConfigError, StaleSession, TurnFailed

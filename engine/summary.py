@@ -12,8 +12,8 @@ import random
 from dataclasses import dataclass
 import structlog
 
-from .agents import system_prompt
-from .context import speaker_line
+from .agents import speaker_line
+from .instructions import system_prompt
 from .core import Core
 from .errors import StaleSession
 from .loop import AgentRun, Limits, run_agent

@@ -9,14 +9,9 @@ the player character talking to it, and on its own quests. Every lookup an agent
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
 from .errors import ToolError
 from .rules import origins
 from .state import NPC, AgentType, Character, Exit, GameState, Location, Message, Quest, Secret
-
-if TYPE_CHECKING:
-    from .tools.registry import ToolContext
 
 MAX_NOTES = 24  # permanent notes kept per game; the oldest go first
 MAX_NOTE_CHARS = 1500  # one note's length, so a long persona cannot crowd out the rest
@@ -179,63 +174,63 @@ def quests_known(state: GameState, viewer: Viewer) -> list[Quest]:
 
 # -- what an NPC agent's tools may touch ------------------------------------------------------------------------------
 
-def require_here(ctx: ToolContext, loc: Location, verb: str) -> None:
+def require_here(state: GameState, viewer: Viewer, loc: Location, verb: str) -> None:
     """An NPC changes or inspects only the place where it stands."""
-    if ctx.viewer.npc and loc.id != here(ctx.state, ctx.viewer).id:
-        raise ToolError(f"you can only {verb} where you are ({here(ctx.state, ctx.viewer).name}), not at {loc.name}")
+    if viewer.npc and loc.id != here(state, viewer).id:
+        raise ToolError(f"you can only {verb} where you are ({here(state, viewer).name}), not at {loc.name}")
 
 
-def require_self(ctx: ToolContext, npc: NPC, verb: str) -> None:
-    if ctx.viewer.npc and npc.id != ctx.viewer.npc_id:
-        me = ctx.state.npcs[ctx.viewer.npc_id].name if ctx.viewer.npc_id in ctx.state.npcs else "this NPC"
+def require_self(state: GameState, viewer: Viewer, npc: NPC, verb: str) -> None:
+    if viewer.npc and npc.id != viewer.npc_id:
+        me = state.npcs[viewer.npc_id].name if viewer.npc_id in state.npcs else "this NPC"
         raise ToolError(f"as {me} you can only {verb} yourself, not {npc.name}")
 
 
-def require_counterpart(ctx: ToolContext, ch: Character) -> None:
+def require_counterpart(state: GameState, viewer: Viewer, ch: Character) -> None:
     """An NPC trades only with the player character talking to it."""
-    if ctx.viewer.npc and ch.owner_id != ctx.viewer.actor_id:
-        talking = ctx.state.characters.get(ctx.viewer.actor_id or "")
+    if viewer.npc and ch.owner_id != viewer.actor_id:
+        talking = state.characters.get(viewer.actor_id or "")
         who = talking.name if talking else "the player talking to you"
         raise ToolError(f"you can only give to or take from {who}, who is talking to you, not {ch.name}")
 
 
-def require_own_quest(ctx: ToolContext, quest: Quest) -> None:
-    if ctx.viewer.npc and quest.giver != ctx.viewer.npc_id:
+def require_own_quest(state: GameState, viewer: Viewer, quest: Quest) -> None:
+    if viewer.npc and quest.giver != viewer.npc_id:
         raise ToolError(f"the quest '{quest.title}' is not yours to change; only its giver or the Game Master can")
 
 
-def require_known_secret(ctx: ToolContext, secret_id: str, at: Location) -> None:
+def require_known_secret(state: GameState, viewer: Viewer, secret_id: str, at: Location) -> None:
     """An NPC tells only the secrets it knows (from anywhere); the GM reveals what the party finds where it is."""
-    if ctx.viewer.npc:
-        if secret_id not in (known_secret_ids(ctx.state, ctx.viewer) or set()):
-            raise ToolError(f"{ctx.state.npcs[ctx.viewer.npc_id].name} does not know that secret")
-    elif at.id != ctx.state.current_location:
+    if viewer.npc:
+        if secret_id not in (known_secret_ids(state, viewer) or set()):
+            raise ToolError(f"{state.npcs[viewer.npc_id].name} does not know that secret")
+    elif at.id != state.current_location:
         raise ToolError(f"that secret is at {at.name}, and the party is not there")
 
 
 # -- lookups, filtered by who asks ------------------------------------------------------------------------------------
 
-def find_location(ctx: ToolContext, ref: str | None) -> Location:
+def find_location(state: GameState, viewer: Viewer, ref: str | None) -> Location:
     if not ref:
-        return here(ctx.state, ctx.viewer)
-    known = known_locations(ctx.state, ctx.viewer)
-    found = ctx.state.find_location(ref)
+        return here(state, viewer)
+    known = known_locations(state, viewer)
+    found = state.find_location(ref)
     if found is None or all(found.id != loc.id for loc in known):
         raise ToolError(f"there is no location called '{ref}' (locations: {', '.join(loc.id for loc in known)})")
     return found
 
 
-def find_npc(ctx: ToolContext, ref: str) -> NPC:
-    found = ctx.state.find_npc(ref)
+def find_npc(state: GameState, viewer: Viewer, ref: str) -> NPC:
+    found = state.find_npc(ref)
     if found is None:
-        listed = ctx.state.npcs if not ctx.viewer.npc else [n.id for n in ctx.state.present_npcs()]
+        listed = state.npcs if not viewer.npc else [n.id for n in state.present_npcs()]
         raise ToolError(f"there is no NPC called '{ref}' (NPCs: {', '.join(listed) or 'none'})")
     return found
 
 
-def find_quest(ctx: ToolContext, ref: str) -> Quest:
-    known = quests_known(ctx.state, ctx.viewer)
-    found = ctx.state.find_quest(ref)
+def find_quest(state: GameState, viewer: Viewer, ref: str) -> Quest:
+    known = quests_known(state, viewer)
+    found = state.find_quest(ref)
     if found is None or found not in known:
         raise ToolError(f"there is no quest called '{ref}' (quests: {', '.join(q.id for q in known) or 'none'})")
     return found

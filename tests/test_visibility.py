@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from engine.agents import system_prompt
+from engine.instructions import system_prompt
 from engine.context import game_context
 from engine.state import AgentType
 from engine.visibility import MAX_NOTE_CHARS, MAX_NOTES, Viewer, known_locations, recall

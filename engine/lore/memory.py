@@ -58,7 +58,7 @@ class GameMemory:
 
     def sync(self, game: str, messages: list[Message], state: GameState) -> int:
         """Index the exchanges among `messages` (committed, oldest first) not indexed yet; returns how many."""
-        from ..context import speaker_line  # the same labels as history
+        from ..agents import speaker_line  # the same labels as history
 
         with self._lock:
             collection = self._collection(game)

@@ -109,7 +109,7 @@ class InventoryArgs(Args):
 def modify_inventory(ctx: ToolContext, args: InventoryArgs) -> str:
     """Give (positive quantity) or take (negative) an item or coins; use it whenever anything changes hands."""
     ch = ctx.character(args.character)
-    require_counterpart(ctx, ch)
+    require_counterpart(ctx.state, ctx.viewer, ch)
     if args.currency is not None:
         if args.quantity > 0:
             setattr(ch.currency, args.currency, getattr(ch.currency, args.currency) + args.quantity)

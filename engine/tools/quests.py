@@ -26,7 +26,7 @@ def start_quest(ctx: ToolContext, args: StartQuestArgs) -> str:
     """Start a quest when the party accepts it: an offered quest by id or title, or a new one with objectives."""
     quest = ctx.state.find_quest(args.quest)
     if quest is not None:
-        require_own_quest(ctx, quest)
+        require_own_quest(ctx.state, ctx.viewer, quest)
         if quest.status == "active":
             raise ToolError(f"the quest '{quest.title}' is already active")
         if quest.status in ("completed", "failed"):
@@ -113,7 +113,7 @@ def fail_quest(ctx: ToolContext, args: QuestArgs) -> str:
 
 def _active(ctx: ToolContext, ref: str) -> Quest:
     quest = ctx.quest(ref)
-    require_own_quest(ctx, quest)
+    require_own_quest(ctx.state, ctx.viewer, quest)
     if quest.status != "active":
         raise ToolError(f"the quest '{quest.title}' is {quest.status}, not active")
     return quest

@@ -61,14 +61,14 @@ class ToolContext:
         raise ToolError("name the character: the acting player has no character")
 
     def npc(self, ref: str) -> NPC:
-        return visibility.find_npc(self, ref)
+        return visibility.find_npc(self.state, self.viewer, ref)
 
     def location(self, ref: str | None = None) -> Location:
         """A place the acting agent knows (where it stands by default)."""
-        return visibility.find_location(self, ref)
+        return visibility.find_location(self.state, self.viewer, ref)
 
     def quest(self, ref: str) -> Quest:
-        return visibility.find_quest(self, ref)
+        return visibility.find_quest(self.state, self.viewer, ref)
 
 
 ToolFunc = Callable[[ToolContext, Any], Union[str, Awaitable[str]]]

@@ -33,7 +33,7 @@ def buy(ctx: ToolContext, args: BuyArgs) -> str:
     one within its haggle allowance), makes change, and hands over the goods; use it, not modify_inventory, for
     anything a listed shop sells."""
     ch = ctx.character(args.character)
-    require_counterpart(ctx, ch)
+    require_counterpart(ctx.state, ctx.viewer, ch)
     told = shops.buy(ctx.state, ch, _shop(ctx, args.shop), args.item, args.quantity, args.price)
     return Told(told, told)
 
@@ -43,6 +43,6 @@ def sell(ctx: ToolContext, args: TradeArgs) -> str:
     """A player character sells something they carry to a shop here that buys: the engine pays the shop's buy rate
     of the item's price."""
     ch = ctx.character(args.character)
-    require_counterpart(ctx, ch)
+    require_counterpart(ctx.state, ctx.viewer, ch)
     told = shops.sell(ctx.state, ch, _shop(ctx, args.shop), args.item, args.quantity)
     return Told(told, told)

@@ -44,7 +44,7 @@ class LocationRef(Args):
 def get_location(ctx: ToolContext, args: LocationRef) -> str:
     """Read a location's description, exits, state flags and who is there (where you are by default)."""
     loc = ctx.location(args.location)
-    require_here(ctx, loc, "look around")
+    require_here(ctx.state, ctx.viewer, loc, "look around")
     return f"{loc.name} ({loc.id}): {describe_location(ctx.state, loc, ctx.viewer)}"
 
 
@@ -75,7 +75,7 @@ class LocationStateArgs(Args):
 def update_location_state(ctx: ToolContext, args: LocationStateArgs) -> str:
     """Set a state flag on a location (where you are by default): a door unlocked, a fire lit, the tide out."""
     loc = ctx.location(args.location)
-    require_here(ctx, loc, "change things")
+    require_here(ctx.state, ctx.viewer, loc, "change things")
     value = args.value
     before = loc.flags.get(args.flag)
     if isinstance(before, bool) and not isinstance(value, bool):
@@ -100,7 +100,7 @@ def discover_secret(ctx: ToolContext, args: SecretArgs) -> str:
         secret = loc.secret(key)
         if secret is None:
             continue
-        require_known_secret(ctx, key, loc)
+        require_known_secret(ctx.state, ctx.viewer, key, loc)
         already = secret.discovered
         if not already and secret.dc is not None and not ctx.viewer.npc:
             # What the adventure guards with a DC is found by the check (ability_check with obstacle rolls it
@@ -175,7 +175,7 @@ def _npc_self_only(ctx: ToolContext, ref: str, verb: str) -> NPC:
     if ctx.state.combat.active:
         raise ToolError("not during combat: the initiative order is fixed until the fight ends")
     npc = ctx.npc(ref)
-    require_self(ctx, npc, verb)
+    require_self(ctx.state, ctx.viewer, npc, verb)
     return npc
 
 
