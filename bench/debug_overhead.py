@@ -20,7 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from engine import Deps, Engine, ScriptedModel, Store, load_config  # noqa: E402
-from engine.state import AgentType  # noqa: E402
+from engine.basics import AgentType  # noqa: E402
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 STEPS = [  # a player's line, and the scripted replies (one per generation; the last is the reply's end)

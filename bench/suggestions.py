@@ -34,7 +34,8 @@ sys.path.insert(0, str(ROOT))
 
 from engine.characters import make_character  # noqa: E402
 from engine.content import find_adventure  # noqa: E402
-from engine.state import AgentType, GameState, Participant  # noqa: E402
+from engine.basics import AgentType
+from engine.state import GameState, Participant  # noqa: E402
 from engine.suggestions import RULES, Situation, suggest  # noqa: E402
 
 HERE = Path(__file__).resolve().parent

@@ -31,7 +31,8 @@ sys.path.insert(0, str(ROOT))
 from bot.settings import configure_logging, load_settings  # noqa: E402
 from engine import Deps, Engine, GameError, Store, load_config  # noqa: E402
 from engine.providers import build_models  # noqa: E402
-from engine.state import AgentType, GameState, Participant  # noqa: E402
+from engine.basics import AgentType
+from engine.state import GameState, Participant  # noqa: E402
 
 CHANNEL = "bench"
 

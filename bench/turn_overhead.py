@@ -28,7 +28,7 @@ from bot.runtime import settle_heap  # noqa: E402
 from bot.settings import configure_logging  # noqa: E402
 from bot.terminal.session import Stream  # noqa: E402
 from engine import Deps, Engine, ScriptedModel, Store, load_config  # noqa: E402
-from engine.state import AgentType  # noqa: E402
+from engine.basics import AgentType  # noqa: E402
 
 # Each reply is the model's generations for one turn: a tag stops a generation, the next one continues after it.
 NO_TAG = ["The tide turns grey and the gulls fall silent over the harbour. Somewhere a bell answers the wind, "

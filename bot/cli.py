@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from engine.models import ModelClient
-    from engine.state import AgentType
+    from engine.basics import AgentType
 
 
 def parser() -> argparse.ArgumentParser:
@@ -169,7 +169,7 @@ async def run_discord(args: argparse.Namespace) -> None:
 async def run_play(args: argparse.Namespace) -> None:
     from engine import GameError, ScriptedModel
     from engine.providers import build_models, check_models
-    from engine.state import AgentType
+    from engine.basics import AgentType
 
     from .runtime import running_engine
     from .settings import configure_logging, load_settings

@@ -10,7 +10,7 @@ from typing import AsyncIterator, Mapping
 from engine import Deps, Engine, EngineConfig, ModelClient, Store
 from engine.lore.index import LoreIndex
 from engine.providers import close_models
-from engine.state import AgentType
+from engine.basics import AgentType
 
 from .settings import Settings
 

@@ -9,7 +9,7 @@ from typing import Any, Awaitable, Callable
 import discord
 import structlog
 
-from engine.state import NPC
+from engine.entities import NPC
 
 from .render import NO_PINGS
 from .text import LIMIT, split_message

@@ -15,7 +15,7 @@ _EXPORTS = {
     "Deps": "deps", "Engine": "game", "TurnResult": "turn",
     "ChatMessage": "models", "Completion": "models", "ModelClient": "models", "ModelRequest": "models",
     "ScriptedModel": "models", "Usage": "models",
-    "AgentType": "state", "GameState": "state",
+    "AgentType": "basics", "GameState": "state",
     "Store": "store",
 }
 
@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from .deps import Deps
     from .game import Engine
     from .models import ChatMessage, Completion, ModelClient, ModelRequest, ScriptedModel, Usage
-    from .state import AgentType, GameState
+    from .basics import AgentType
+    from .state import GameState
     from .store import Store
     from .turn import TurnResult

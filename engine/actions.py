@@ -14,7 +14,9 @@ from .errors import BadInput, NoCharacter, ToolError
 from .rules import levels
 from .rules.levels import LevelUp
 from .shops import shops_here
-from .state import AgentType, Character, GameState, Message, Shop
+from .basics import AgentType
+from .entities import Shop
+from .state import Character, GameState, Message
 from .store import Session
 from .tools import ToolContext
 from .tools.character import RestArgs, ShortRestArgs, long_rest, short_rest, weapon_attack

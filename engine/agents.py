@@ -12,7 +12,8 @@ from typing import Literal
 
 from . import prompts
 from .models import ChatMessage
-from .state import AgentType, GameState, Message
+from .basics import AgentType
+from .state import GameState, Message
 from .tags import escape
 
 

@@ -15,7 +15,8 @@ from .rules import SKILLS, origins, spells
 from .rules.data import Background, ClassData, Species, background as find_background, rules, species as find_species
 from .rules.equipment import armor_class
 from .rules.levels import extra_hp, max_hit_points
-from .state import ABILITIES, Abilities, Character, Currency, Item, Model, modifier
+from .basics import ABILITIES, Abilities, Currency, Item, Model, modifier
+from .state import Character
 from .validation import describe_validation
 
 STANDARD_ARRAY = (15, 14, 13, 12, 10, 8)

@@ -10,7 +10,7 @@ from pydantic import Field, ValidationError
 
 from .agents import AGENTS
 from .errors import ConfigError
-from .state import AgentType, Model
+from .basics import AgentType, Model
 from .validation import describe_validation
 
 DEFAULT_CONFIG = Path(__file__).with_name("lorekeeper.toml")

@@ -11,7 +11,9 @@ from pydantic import BaseModel, Field, ValidationError
 
 from .errors import ConfigError, GameError
 from .rules import SKILLS, ability_of
-from .state import NPC, Encounter, GameState, ItemInfo, Location, Model, Party, Quest, Shop
+from .basics import Model
+from .entities import NPC, Encounter, ItemInfo, Location, Quest, Shop
+from .state import GameState, Party
 from .validation import describe_validation, problems
 
 

@@ -9,7 +9,9 @@ from typing import Any, Callable
 from .agents import quoted, speaker_label, speaker_line
 from .models import ChatMessage
 from .shops import closed_because, shop_heading, shops_here, stock_lines
-from .state import NPC, AgentType, Character, Encounter, GameState, Loot, Message, Shop
+from .basics import AgentType
+from .entities import NPC, Encounter, Loot, Shop
+from .state import Character, GameState, Message
 from .tags import escape
 from .tools.character import character_sheet
 from .tools.combat import participant_hp, stat_block_attacks, tracker

@@ -29,7 +29,8 @@ from .models import ChatMessage, ModelRequest
 from .rules import HEALING_POTIONS, SKILLS
 from .rules.equipment import carried_weapons
 from .shops import shops_here
-from .state import ABILITIES, AgentType, GameState
+from .basics import ABILITIES, AgentType
+from .state import GameState
 from .suggestions import Suggestion, suggest
 from .tags import escape
 from .tools import TOOLS, ToolCall, ToolContext, arun_args

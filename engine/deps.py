@@ -11,7 +11,7 @@ from typing import Awaitable, Callable, Mapping
 from .config import EngineConfig
 from .lore.index import LoreIndex
 from .models import ModelClient
-from .state import AgentType
+from .basics import AgentType
 from .store import Store
 
 

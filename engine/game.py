@@ -22,7 +22,8 @@ from .orchestrator import Route
 from .rewind import Rewind
 from .roster import Roster
 from .server_settings import ServerSettings
-from .state import AgentType, GameState, Message
+from .basics import AgentType
+from .state import GameState, Message
 from .suggestions import Suggestion
 from .turn import APOLOGY, NARRATOR_ID, Turn, TurnResult, check, turn_seed
 

@@ -28,7 +28,8 @@ from .lore.retrieval import refs_of
 from .lore.slices import compact
 from .models import ChatMessage, ModelRequest
 from .orchestrator import Route
-from .state import AgentType, PersonaCard
+from .basics import AgentType
+from .entities import PersonaCard
 from .tags import TagScanner, escape
 from .tools import TOOLS, ToolContext, arun_tool
 from .turn import Turn

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from . import prompts
 from .agents import AGENTS
-from .state import NPC, AgentType
+from .basics import AgentType
+from .entities import NPC
 from .tags import escape
 from .tools import tools_for
 

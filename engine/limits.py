@@ -10,7 +10,7 @@ from typing import Callable
 
 from .config import LimitSettings
 from .errors import GameError
-from .state import utcnow
+from .basics import utcnow
 
 
 class RateLimited(GameError):

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Callable, Iterable, Literal, Protocol, Union
 
 from .errors import ModelError
-from .state import AgentType
+from .basics import AgentType
 
 
 @dataclass

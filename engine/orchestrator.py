@@ -6,7 +6,9 @@ import re
 from dataclasses import dataclass
 
 from .errors import BadInput
-from .state import NPC, AgentType, GameState
+from .basics import AgentType
+from .entities import NPC
+from .state import GameState
 
 _MENTION = re.compile(r"(?<![\w<])@(?=\w)")
 

@@ -7,7 +7,8 @@ from typing import Any, Callable
 from .characters import ability_scores, import_character, make_character
 from .core import Core
 from .errors import BadInput, NoCharacter
-from .state import AgentType, Character, Message
+from .basics import AgentType
+from .state import Character, Message
 from .store import Session
 
 

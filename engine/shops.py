@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from .errors import ToolError
 from .rules.equipment import armor_class, sync_armor_class
-from .state import COIN_VALUE, Character, GameState, Item, ItemInfo, Loot, Price, Shop, ShopItem, coins_worth, slug
+from .basics import COIN_VALUE, Item, Price, coins_worth, slug
+from .entities import ItemInfo, Loot, Shop, ShopItem
+from .state import Character, GameState
 
 MAX_QUANTITY = 100  # bought or sold at once
 

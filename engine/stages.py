@@ -28,7 +28,8 @@ from .loop import AgentRun, Limits, run_agent
 from .lore.memory import Memory, recall_lines
 from .lore.retrieval import cite, context_block, passages_for
 from .models import ChatMessage, ModelRequest
-from .state import AgentType, Message, utcnow
+from .basics import AgentType, utcnow
+from .state import Message
 from .store import TurnRecord, call_rows
 from .suggestions import format_suggestions, suggest
 from .tools import ToolContext, tools_for

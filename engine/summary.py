@@ -18,7 +18,8 @@ from .core import Core
 from .errors import StaleSession
 from .loop import AgentRun, Limits, run_agent
 from .models import ChatMessage, ModelRequest
-from .state import AgentType, GameState, Message
+from .basics import AgentType
+from .state import GameState, Message
 from .tags import escape
 from .tools import ToolContext
 

@@ -14,7 +14,9 @@ from .lore.retrieval import Source
 from .loop import AgentRun, ModelCall
 from .models import ModelRequest
 from .orchestrator import Route, route
-from .state import NPC, AgentType, GameState, Message
+from .basics import AgentType
+from .entities import NPC
+from .state import GameState, Message
 from .store import Session, TurnRecord
 from .suggestions import Suggestion
 from .tools import TOOLS, ToolCall, ToolContext

@@ -17,7 +17,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
-from .state import AgentType, GameState
+from .basics import AgentType
+from .state import GameState
 from .tools import ToolCall
 
 

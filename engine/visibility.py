@@ -11,7 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from .errors import ToolError
 from .rules import origins
-from .state import NPC, AgentType, Character, Exit, GameState, Location, Message, Quest, Secret
+from .basics import AgentType
+from .entities import NPC, Exit, Location, Quest, Secret
+from .state import Character, GameState, Message
 
 MAX_NOTES = 24  # permanent notes kept per game; the oldest go first
 MAX_NOTE_CHARS = 1500  # one note's length, so a long persona cannot crowd out the rest

@@ -18,7 +18,8 @@ os.environ["LOREKEEPER_CHECK_SHARED_STATE"] = "1"
 from engine import Deps, Engine, ScriptedModel, Store, load_config
 from engine.characters import make_character
 from engine.content import find_adventure
-from engine.state import AgentType, GameState
+from engine.basics import AgentType
+from engine.state import GameState
 from engine.tags import TagScanner
 from engine.tools import TOOLS, ToolCall, ToolContext, run_tool
 from tests.backends import BACKEND, store_at  # noqa: F401 (tests import store_at from here)

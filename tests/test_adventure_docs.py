@@ -7,8 +7,8 @@ import re
 from pathlib import Path
 
 from engine.content import Adventure, check_adventure
-from engine.state import (NPC, Abilities, Attack, Currency, EnemyTemplate, Encounter, Exit, ItemInfo, Location, Loot,
-                          LootItem, Objective, PersonaCard, Price, Quest, Secret, Shop, ShopItem)
+from engine.basics import Abilities, Attack, Currency, Price
+from engine.entities import (NPC, Encounter, EnemyTemplate, Exit, ItemInfo, Location, Loot, LootItem, Objective, PersonaCard, Quest, Secret, Shop, ShopItem)
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "adventure-format.md"
 

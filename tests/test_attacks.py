@@ -13,7 +13,7 @@ from engine.characters import make_character
 from engine.rules.attacks import critical, find_weapon, profile, swing
 from engine.rules.data import rules
 from engine.rules.levels import level_up
-from engine.state import AgentType, Item
+from engine.basics import AgentType, Item
 from tests.conftest import CHANNEL, call, new_state
 from tests.test_tools import attack_until, fight, unchanged
 

@@ -14,7 +14,8 @@ import pytest
 from bot.client import LorekeeperBot
 from bot.settings import load_settings
 from engine import Deps, Engine, ModelError, ScriptedModel, Store, load_config
-from engine.state import AgentType, Currency, Shop, ShopItem
+from engine.basics import AgentType, Currency
+from engine.entities import Shop, ShopItem
 from tests.conftest import CORPUS
 from tests.fake_discord import DISCORD_EPOCH, CommandNotAvailable, FakeDiscord
 
@@ -306,7 +307,7 @@ async def test_a_deleted_webhook_is_made_again_and_no_line_is_lost(fake, bot, mo
 
 
 async def test_npc_names_discord_forbids_are_adjusted_not_refused(fake, bot):
-    from engine.state import NPC
+    from engine.entities import NPC
 
     channel = bot.get_channel(fake.channel("general").id)
     await bot.voices.say(channel, NPC(id="clyde", name="Clyde of Discordia", persona="A sailor."), ["Ahoy."])
@@ -365,7 +366,7 @@ async def test_without_manage_webhooks_the_bot_speaks_for_npcs_within_the_limit(
 async def test_many_quests_still_fit_one_embed(fake, bot, model):
     cid = await game_with_players(bot, fake)
     session = await bot.engine.session(cid)
-    from engine.state import Objective, Quest
+    from engine.entities import Objective, Quest
 
     for n in range(12):
         session.state.quests[f"q{n}"] = Quest(id=f"q{n}", title=f"Errand number {n} " + "x" * 40, status="active",

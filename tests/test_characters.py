@@ -15,7 +15,8 @@ from engine.rules import CLASS_SAVES, CLASS_SKILLS, SKILLS, origins
 from engine.rules.data import DICE, rules, weapon
 from engine.rules.equipment import armor_class, carried_weapons, proficient
 from engine.rules.levels import max_hit_points
-from engine.state import Character, Item
+from engine.basics import Item
+from engine.state import Character
 
 SRD_SPECIES = {"dwarf", "elf", "halfling", "human", "dragonborn", "gnome", "half-elf", "half-orc", "tiefling"}
 

@@ -292,7 +292,8 @@ def test_a_line_the_terminal_never_answered_is_reported_when_the_game_resumes(tm
     import random
 
     from engine import Deps, Engine, ScriptedModel, Store, load_config
-    from engine.state import AgentType, Message
+    from engine.basics import AgentType
+    from engine.state import Message
     from tests.conftest import CORPUS
 
     async def crashed_run() -> None:
@@ -360,7 +361,7 @@ async def test_the_name_prompt_takes_help_and_quit_and_suggests_a_class(tmp_path
 
     from bot.terminal import Terminal
     from engine import Deps, Engine, ScriptedModel, Store, load_config
-    from engine.state import AgentType
+    from engine.basics import AgentType
     from tests.conftest import CORPUS
 
     answers = ["/help", "", "fighter", "Aria", "figther", "Aria", "fighter"]
@@ -424,7 +425,7 @@ async def test_keyboard_turns_stream_and_a_failed_turn_still_ends_its_line(tmp_p
     from bot.terminal import Terminal
     from engine import Deps, Engine, ScriptedModel, Store, load_config
     from engine.errors import ModelError
-    from engine.state import AgentType
+    from engine.basics import AgentType
     from tests.conftest import CORPUS
 
     model = ScriptedModel(chunk_size=4)
@@ -471,7 +472,7 @@ async def test_ctrl_c_during_a_turn_stops_that_turn_and_the_game_goes_on(tmp_pat
 
     from bot.terminal import Terminal
     from engine import Deps, Engine, ScriptedModel, Store, load_config
-    from engine.state import AgentType
+    from engine.basics import AgentType
     from tests.conftest import CORPUS
 
     model = ScriptedModel(chunk_size=4, latency=0.02)

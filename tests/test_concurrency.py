@@ -16,7 +16,7 @@ import pytest
 
 from engine import Deps, Engine, ModelError, ScriptedModel, Store, load_config
 from engine.errors import StaleSession
-from engine.state import AgentType
+from engine.basics import AgentType
 from tests.conftest import CHANNEL, CORPUS, make_table, store_at
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -216,7 +216,7 @@ async def test_the_summarizer_folds_a_bounded_batch_and_backs_off_after_failures
 CHILD = textwrap.dedent("""
     import asyncio, random, sys
     from engine import Deps, Engine, ScriptedModel, Store, load_config
-    from engine.state import AgentType
+    from engine.basics import AgentType
     from tests.conftest import CORPUS
 
     class Hanging(ScriptedModel):

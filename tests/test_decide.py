@@ -12,7 +12,7 @@ from engine.config import AgentSettings
 from engine.errors import ModelError
 from engine.models import ModelRequest, ScriptedModel
 from engine.providers.openai_compat import OpenAICompatModel
-from engine.state import AgentType, Item
+from engine.basics import AgentType, Item
 from engine.suggestions import Suggestion
 from engine.tools import ToolContext
 

@@ -10,7 +10,7 @@ import pytest
 from engine import BadInput, Deps, Engine, NoCharacter, NoGameRunning, ScriptedModel, TurnFailed
 from engine.dice import roll as roll_dice
 from engine.errors import GameAlreadyRunning, ModelError
-from engine.state import AgentType
+from engine.basics import AgentType
 from tests.conftest import CHANNEL, CORPUS, make_table, store_at
 
 pytestmark = pytest.mark.usefixtures("backend")  # every test here runs on SQLite and on PostgreSQL

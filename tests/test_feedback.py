@@ -53,7 +53,7 @@ async def test_with_debug_off_nothing_is_asked_or_stored(table):
 
 
 async def test_debug_precedence_action_then_channel_then_agent_then_config(table):
-    from engine.state import AgentType
+    from engine.basics import AgentType
 
     def asked() -> bool:
         return REQUEST in table.model.requests[-1].context

@@ -7,7 +7,7 @@ import re
 
 from engine import ModelError
 from engine.grounding import RulesRefusal
-from engine.state import AgentType
+from engine.basics import AgentType
 from tests.conftest import CHANNEL
 from tests.test_lore_turn import embedder, lore_table, set_grounding  # noqa: F401  (fixtures)
 

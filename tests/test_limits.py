@@ -11,7 +11,7 @@ import pytest
 
 from engine import Deps, Engine, ScriptedModel, Store, load_config
 from engine.limits import BudgetSpent, RateLimited
-from engine.state import AgentType, utcnow
+from engine.basics import AgentType, utcnow
 from tests.conftest import CHANNEL, CORPUS, store_at
 
 pytestmark = pytest.mark.usefixtures("backend")

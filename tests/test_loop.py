@@ -9,7 +9,7 @@ import pytest
 from engine.errors import ModelError
 from engine.loop import Limits, run_agent
 from engine.models import ModelRequest, ScriptedModel
-from engine.state import AgentType
+from engine.basics import AgentType
 from tests.conftest import ctx_for
 
 

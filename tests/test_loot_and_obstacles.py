@@ -4,7 +4,8 @@ that find a secret or open a closed way on a success and change nothing on a fai
 from __future__ import annotations
 
 from engine.context import game_context
-from engine.state import AgentType, GameState
+from engine.basics import AgentType
+from engine.state import GameState
 from tests.conftest import call, ctx_for
 from tests.test_spells import seed_rolling
 from tests.test_tools import failing, unchanged

@@ -9,7 +9,7 @@ import pytest
 from engine.lore.embed import MiniLM
 from engine.lore.index import LoreIndex
 from engine.lore.retrieval import cite, compact, sources_line
-from engine.state import AgentType
+from engine.basics import AgentType
 from tests.conftest import CHANNEL, make_table
 
 TAVERN = """# The Brine Cup

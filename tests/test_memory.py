@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engine.state import AgentType
+from engine.basics import AgentType
 from tests.conftest import CHANNEL
 from tests.test_lore_turn import embedder, lore_table  # noqa: F401  (fixtures)
 

@@ -19,7 +19,7 @@ from engine.providers import ProviderKeys, auto_provider, build_models, check_mo
 from engine.providers.anthropic import AnthropicModel
 from engine.providers.local import local_available
 from engine.providers.openai_compat import OpenAICompatModel
-from engine.state import AgentType
+from engine.basics import AgentType
 from tests.conftest import CHANNEL, make_table
 from tests.fake_llm_server import FakeLLMServer, Step
 

@@ -11,7 +11,7 @@ import pytest
 from engine import BadInput, NoCharacter
 from engine.characters import make_character
 from engine.rules import CLASS_SAVES, CLASS_SKILLS, check, proficiencies, proficiency_bonus
-from engine.state import AgentType
+from engine.basics import AgentType
 from engine.tools import tools_for
 from tests.conftest import CHANNEL, call, ctx_for
 

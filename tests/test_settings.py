@@ -8,7 +8,7 @@ import pytest
 
 from bot.settings import env_warnings, known_names, load_settings
 from engine.errors import ConfigError
-from engine.state import AgentType
+from engine.basics import AgentType
 
 
 def test_a_bad_line_and_a_misspelt_name_are_named_and_the_lines_after_still_count(tmp_path, capsys):

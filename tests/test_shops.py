@@ -7,7 +7,9 @@ import pytest
 
 from engine.context import game_context
 from engine.errors import BadInput
-from engine.state import AgentType, Currency, GameState, Item, Shop, ShopItem
+from engine.basics import AgentType, Currency, Item
+from engine.entities import Shop, ShopItem
+from engine.state import GameState
 from tests.conftest import CHANNEL, call, ctx_for
 from tests.test_tools import failing
 

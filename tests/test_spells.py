@@ -14,7 +14,8 @@ from engine.characters import make_character as _made
 from engine.dice import roll
 from engine.rules import proficiency_bonus
 from engine.rules import spells
-from engine.state import Abilities, AgentType, Character
+from engine.basics import Abilities, AgentType
+from engine.state import Character
 from engine.tools import tools_for
 from engine.tools.spells import cast
 from tests.conftest import CHANNEL, call, ctx_for, new_state

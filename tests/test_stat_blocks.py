@@ -6,7 +6,8 @@ from __future__ import annotations
 import random
 
 from engine.context import game_context
-from engine.state import AgentType, GameState
+from engine.basics import AgentType
+from engine.state import GameState
 from tests.conftest import call, ctx_for
 from tests.test_tools import failing
 

@@ -10,10 +10,11 @@ import pytest
 
 from engine import ConfigError, GameError, Store
 from engine.errors import GameAlreadyRunning, StaleSession
-from engine.state import AgentType, Message
+from engine.basics import AgentType
+from engine.state import Message
 from engine.store import MIGRATIONS, TurnRecord
 from engine.store.sql import rows
-from engine.state import utcnow
+from engine.basics import utcnow
 from tests.conftest import new_state, store_at
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine.state import AgentType, Participant
+from engine.basics import AgentType
+from engine.state import Participant
 from engine.suggestions import LEXICON, RULES, Reading, format_suggestions, suggest
 from engine.suggestions.lexicon import _compile
 from engine.suggestions.reading import _MOST

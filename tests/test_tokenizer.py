@@ -9,7 +9,7 @@ import pytest
 
 from engine.loop import Limits, run_agent
 from engine.models import ModelRequest, ScriptedModel
-from engine.state import AgentType
+from engine.basics import AgentType
 from engine.tags import MAX_BODY, TagScanner, finalize, visible_text
 from engine.tools import TOOLS
 from tests.conftest import ctx_for

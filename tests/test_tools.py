@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine.state import AgentType, GameState
+from engine.basics import AgentType
+from engine.state import GameState
 from tests.conftest import call, ctx_for
 
 NPC = AgentType.NPC

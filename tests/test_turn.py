@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from engine import stages, turn
-from engine.state import AgentType
+from engine.basics import AgentType
 from engine.tools.registry import NARRATIVE, TOOLS, Args, ToolContext, tool
 
 pytestmark = pytest.mark.usefixtures("backend")  # every test here runs on SQLite and on PostgreSQL

@@ -6,7 +6,8 @@ import time
 
 import pytest
 
-from engine.state import AgentType, Participant
+from engine.basics import AgentType
+from engine.state import Participant
 from engine.tools import ToolCall
 from engine.verify import RULES, verify
 from tests.conftest import CHANNEL, new_state

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from engine.errors import BadInput
-from engine.state import AgentType
+from engine.basics import AgentType
 from tests.conftest import CHANNEL
 
 

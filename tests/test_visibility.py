@@ -8,7 +8,7 @@ import pytest
 
 from engine.instructions import system_prompt
 from engine.context import game_context
-from engine.state import AgentType
+from engine.basics import AgentType
 from engine.visibility import MAX_NOTE_CHARS, MAX_NOTES, Viewer, known_locations, recall
 from tests.conftest import call, ctx_for
 from tests.test_tools import failing

@@ -16,7 +16,8 @@ from engine.limits import BudgetSpent, RateLimited
 from engine.rules import SKILLS, spells, title
 from engine.rules.attacks import profile
 from engine.rules.equipment import carried_weapons
-from engine.state import ABILITIES, GameState
+from engine.basics import ABILITIES
+from engine.state import GameState
 from engine.tools.combat import participant_hp
 
 from ..client import LorekeeperBot

@@ -21,7 +21,8 @@ from engine.rules.origins import origin
 from engine.content import load_yaml_model
 from engine.errors import ConfigError
 from engine.jsonio import well_formed
-from engine.state import AgentType, GameState
+from engine.basics import AgentType
+from engine.state import GameState
 from engine.lore.retrieval import sources_line
 from engine.turn import TurnResult, interrupted_notice
 

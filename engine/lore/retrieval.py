@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING
 
 import structlog
 
-from ..state import NPC, GameState
+from ..entities import NPC
+from ..state import GameState
 from ..tags import escape
 from .index import Hit
 from .slices import compact

@@ -12,7 +12,7 @@ from ..agents import AGENTS
 from ..config import EngineConfig
 from ..errors import ConfigError, ModelError
 from ..models import ModelClient
-from ..state import AgentType
+from ..basics import AgentType
 from .local import local_available, shipped_model_path
 
 log = structlog.get_logger(__name__)

@@ -10,7 +10,8 @@ from typing import Literal
 
 from ..dice import Roll, roll
 from ..errors import BadInput
-from ..state import ABILITIES, Character
+from ..basics import ABILITIES
+from ..state import Character
 
 SKILLS: dict[str, str] = {
     "acrobatics": "dexterity", "animal handling": "wisdom", "arcana": "intelligence", "athletics": "strength",

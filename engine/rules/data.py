@@ -13,7 +13,7 @@ import yaml
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from ..errors import BadInput, ConfigError
-from ..state import ABILITIES, Item, Model
+from ..basics import ABILITIES, Item, Model
 from .checks import SKILLS
 
 DATA = Path(__file__).resolve().parent / "data"

@@ -3,7 +3,8 @@ the sheet shows of them (speed, size, darkvision, languages, traits, the backgro
 
 from __future__ import annotations
 
-from ..state import ABILITIES, Abilities, Character, Item
+from ..basics import ABILITIES, Abilities, Item
+from ..state import Character
 from . import data
 from .checks import SKILLS
 from .data import Background, ClassData, Species, Trait

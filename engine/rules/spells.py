@@ -14,7 +14,8 @@ import yaml
 from pydantic import Field, ValidationError, model_validator
 
 from ..errors import BadInput, ConfigError
-from ..state import Abilities, Character, Model
+from ..basics import Abilities, Model
+from ..state import Character
 from ..validation import describe_validation
 from .checks import proficiency_bonus
 

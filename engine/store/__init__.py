@@ -1,6 +1,6 @@
 """The game's records: SQLite by default, PostgreSQL when several processes share them."""
 
-from ..state import utcnow
+from ..basics import utcnow
 from .records import (HEARTBEAT, STALE_AFTER, Committed, LastTurn, Session, ToolCallRow, TurnRecord, UndoableTurn,
                       call_rows)
 from .schema import MIGRATIONS

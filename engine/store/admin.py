@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..config import LimitSettings
 from ..limits import Usage, refuse, today, window_start
-from ..state import utcnow
+from ..basics import utcnow
 from .sql import Op, reads, row, rows, run, value, writes
 
 

@@ -9,7 +9,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from .. import jsonio
-from ..state import AgentType, GameState, Message, utcnow
+from ..basics import AgentType, utcnow
+from ..state import GameState, Message
 
 OURS: set[str] = set()  # instance ids of the stores this process opened
 HEARTBEAT = 15.0  # seconds between a process's signs of life in the instances table

@@ -25,7 +25,8 @@ from pydantic import ValidationError
 from .. import jsonio
 from ..errors import ConfigError, GameAlreadyRunning, GameError, StaleSession
 from ..limits import Rate, today
-from ..state import GameState, Message, utcnow
+from ..basics import utcnow
+from ..state import GameState, Message
 from .admin import AdminRecords
 from .cache import CachedState, StateCache, dump
 from .records import (HEARTBEAT, OURS, STALE_AFTER, Committed, LastTurn, Session, ToolCallRow, TurnRecord,

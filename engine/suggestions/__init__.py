@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import structlog
 
-from ..state import NPC, AgentType, GameState
+from ..basics import AgentType
+from ..entities import NPC
+from ..state import GameState
 from ..tools import TOOLS
 from . import goods, moves  # noqa: F401  (registers the rules, goods first)
 from .goods import changes_hands

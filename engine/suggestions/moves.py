@@ -7,7 +7,8 @@ import re
 from functools import lru_cache
 
 from ..rules import spells
-from ..state import NPC, GameState
+from ..entities import NPC
+from ..state import GameState
 from ..tools.combat import participant_hp
 from .lexicon import _words
 from .reading import (_STOP_WORDS, _THEY, _WONDERING, C, Hit, N, P, Reading, Situation, Suggestion, _names, _overlap,

@@ -9,7 +9,9 @@ from functools import lru_cache
 from itertools import islice
 from typing import Callable, Iterable, NamedTuple
 
-from ..state import NPC, AgentType, GameState
+from ..basics import AgentType
+from ..entities import NPC
+from ..state import GameState
 from .lexicon import (_CLAUSE_MARKS, _GAPPED, _PAIRS, _PIECE, _QUOTE, _SENTENCE_MARKS, _SINGLE, _SPACES, _match,
                       _words)
 

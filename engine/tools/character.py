@@ -14,7 +14,9 @@ from ..rules.attacks import critical as doubled, find_weapon, profile, swing
 from ..rules.checks import Mode
 from ..rules.data import rules, weapon as weapon_by_name
 from ..rules.equipment import armor_class, carried_weapons, sync_armor_class
-from ..state import COIN_VALUE, DAMAGE_DICE, NPC, Character, Item, Participant
+from ..basics import COIN_VALUE, DAMAGE_DICE, Item
+from ..entities import NPC
+from ..state import Character, Participant
 from ..visibility import character_card, require_counterpart
 from .combat import creature_attack
 from .registry import COMBAT, EVERY_AGENT, NARRATIVE, NPC_AGENT, Args, Told, ToolContext, tool

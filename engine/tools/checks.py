@@ -9,7 +9,9 @@ from pydantic import Field, model_validator
 
 from ..errors import BadInput, ToolError
 from ..rules import Check, check
-from ..state import Character, Exit, Location, Secret, slug
+from ..basics import slug
+from ..entities import Exit, Location, Secret
+from ..state import Character
 from ..shops import hand_out
 from .registry import COMBAT, NARRATIVE, Args, Told, ToolContext, tool
 

@@ -6,7 +6,9 @@ from pydantic import Field
 
 from ..errors import ToolError
 from ..shops import hand_out
-from ..state import MAX_COMBATANTS, Abilities, Attack, EnemyTemplate, GameState, Participant, slug
+from ..basics import Abilities, Attack, slug
+from ..entities import MAX_COMBATANTS, EnemyTemplate
+from ..state import GameState, Participant
 from .registry import COMBAT, NARRATIVE, Args, Told, ToolContext, tool
 
 

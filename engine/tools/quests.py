@@ -7,7 +7,8 @@ from typing import Annotated
 from pydantic import Field
 
 from ..errors import ToolError
-from ..state import Objective, Quest, slug
+from ..basics import slug
+from ..entities import Objective, Quest
 from ..visibility import quests_known, require_own_quest
 from .registry import EVERY_AGENT, NARRATIVE, NPC_AGENT, Args, Told, ToolContext, tool
 

@@ -14,7 +14,9 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from .. import visibility
 from ..errors import ToolError
-from ..state import NPC, AgentType, Character, GameState, Location, Quest
+from ..basics import AgentType
+from ..entities import NPC, Location, Quest
+from ..state import Character, GameState
 from ..tags import TagEvent, escape, unescape
 from ..visibility import Viewer
 

@@ -15,7 +15,8 @@ from ..rules import check
 from ..rules import spells as rules
 from ..rules.attacks import critical as doubled
 from ..rules.spells import Spell, ordinal
-from ..state import NPC, Character, Participant
+from ..entities import NPC
+from ..state import Character, Participant
 from .character import _apply_hp, resolve_hp_target
 from .registry import COMBAT, NARRATIVE, Args, Told, ToolContext, tool
 

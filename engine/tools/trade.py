@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from .. import shops
-from ..state import Price
+from ..basics import Price
 from ..visibility import require_counterpart
 from .registry import NARRATIVE, NPC_AGENT, Args, Told, ToolContext, tool
 

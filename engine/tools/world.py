@@ -6,7 +6,7 @@ from pydantic import Field, field_validator
 
 from ..errors import ToolError
 from ..shops import hand_out
-from ..state import NPC
+from ..entities import NPC
 from ..visibility import describe_location, exits_line, npc_card, require_here, require_known_secret, require_self
 from .registry import EVERY_AGENT, NARRATIVE, NPC_AGENT, Args, Told, ToolContext, tool
 

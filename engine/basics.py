@@ -1,0 +1,168 @@
+"""The small values every part of the game is made of: agents, abilities, coins and prices, items and attacks."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, PositiveInt, model_validator
+
+ABILITIES = ("strength", "dexterity", "constitution", "intelligence", "wisdom", "charisma")
+COINS = ("cp", "sp", "gp", "pp")
+COIN_VALUE = {"cp": 1, "sp": 10, "gp": 100, "pp": 1000}  # in copper, at 5e rates
+CR_PATTERN = r"^(0|1/8|1/4|1/2|[1-9]|[12][0-9]|30)$"  # a challenge rating, as the SRD writes it
+
+
+class AgentType(StrEnum):
+    PLAYER = "player"
+    NARRATIVE = "narrative"
+    COMBAT = "combat"
+    NPC = "npc"
+    SUMMARIZER = "summarizer"
+    REFEREE = "referee"
+    PLANNER = "planner"
+    PERSONA = "persona"
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+def slug(text: str) -> str:
+    """An id made from a name: lowercase words (of any script) joined by hyphens."""
+    return re.sub(r"[\W_]+", "-", text.casefold()).strip("-")
+
+
+def same_slug(a: str, b: str) -> bool:
+    sa = slug(a)
+    return bool(sa) and sa == slug(b)
+
+
+def modifier(score: int) -> int:
+    return (score - 10) // 2
+
+
+class Abilities(Model):
+    strength: int = Field(10, ge=1, le=30)
+    dexterity: int = Field(10, ge=1, le=30)
+    constitution: int = Field(10, ge=1, le=30)
+    intelligence: int = Field(10, ge=1, le=30)
+    wisdom: int = Field(10, ge=1, le=30)
+    charisma: int = Field(10, ge=1, le=30)
+
+    def mod(self, ability: str) -> int:
+        return modifier(getattr(self, ability))
+
+
+class Item(Model):
+    name: str = Field(min_length=1, max_length=80)
+    quantity: PositiveInt = 1
+
+
+class Currency(Model):
+    cp: NonNegativeInt = 0
+    sp: NonNegativeInt = 0
+    gp: NonNegativeInt = 0
+    pp: NonNegativeInt = 0
+
+    def describe(self) -> str:
+        parts = [f"{getattr(self, c)} {c}" for c in reversed(COINS) if getattr(self, c)]
+        return ", ".join(parts) or "no coin"
+
+    def total_cp(self) -> int:
+        return sum(getattr(self, c) * COIN_VALUE[c] for c in COINS)
+
+    def pay(self, coin: str, amount: int) -> list[str]:
+        """Take `amount` of `coin`, using other coins and making change at 5e rates when that coin runs short.
+
+        Returns what was broken or used besides the coin itself (empty when the coin sufficed). The caller checks
+        first that the purse holds enough in all (total_cp).
+        """
+        cost = amount * COIN_VALUE[coin]
+        assert cost <= self.total_cp()
+        notes: list[str] = []
+        use = min(getattr(self, coin), amount)
+        setattr(self, coin, getattr(self, coin) - use)
+        cost -= use * COIN_VALUE[coin]
+        smaller = [c for c in reversed(COINS) if COIN_VALUE[c] < COIN_VALUE[coin]]
+        larger = [c for c in COINS if COIN_VALUE[c] > COIN_VALUE[coin]]
+        # Small change first, as a buyer would (only what divides evenly); then break the smallest larger coins,
+        # taking change back; then whatever small coins are left, if the larger ones could not cover the rest.
+        for coins, verb, whole in ((smaller, "pays", True), (larger, "breaks", False), (smaller, "pays", False)):
+            for c in coins:
+                if cost <= 0:
+                    break
+                take = min(getattr(self, c), cost // COIN_VALUE[c] if whole else -(-cost // COIN_VALUE[c]))
+                if take:
+                    setattr(self, c, getattr(self, c) - take)
+                    cost -= take * COIN_VALUE[c]
+                    notes.append(f"{verb} {take} {c}")
+        if cost < 0:  # change, in the largest coins that fit
+            change = -cost
+            given = []
+            for c in reversed(COINS):
+                n, change = divmod(change, COIN_VALUE[c])
+                if n:
+                    setattr(self, c, getattr(self, c) + n)
+                    given.append(f"{n} {c}")
+            notes.append(f"gets {', '.join(given)} in change")
+        return notes
+
+
+class Price(Model):
+    """An amount of one coin; adventure files write it `50 gp`, `5 sp` or `2 cp` (a bare number is gold)."""
+
+    amount: NonNegativeInt
+    coin: Literal["cp", "sp", "gp", "pp"] = "gp"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _written(cls, value: object) -> object:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return {"amount": value, "coin": "gp"}
+        if isinstance(value, str):
+            m = re.fullmatch(r"\s*(-?\d{1,9})\s*(cp|sp|gp|pp)?\s*", value.lower())
+            if m is None:
+                raise ValueError(f"a price is a whole number and a coin, like '5 gp' or '8 sp' (got {value!r})")
+            return {"amount": int(m[1]), "coin": m[2] or "gp"}
+        return value
+
+    def cp(self) -> int:
+        return self.amount * COIN_VALUE[self.coin]
+
+    def __str__(self) -> str:
+        return f"{self.amount} {self.coin}"
+
+
+def coins_worth(cp: int) -> str:
+    """A sum in copper as a buyer would say it: "2 gp 5 sp", "7 cp", "nothing"."""
+    parts = []
+    for coin in ("gp", "sp", "cp"):
+        n, cp = divmod(cp, COIN_VALUE[coin])
+        if n:
+            parts.append(f"{n} {coin}")
+    return " ".join(parts) or "nothing"
+
+
+DAMAGE_TYPES = ("acid", "bludgeoning", "cold", "fire", "force", "lightning", "necrotic", "piercing", "poison",
+                "psychic", "radiant", "slashing", "thunder")
+DAMAGE_DICE = r"^\s*\d{0,2}d\d{1,3}(\s*[+-]\s*\d{1,3})?\s*$"
+
+
+class Attack(Model):
+    """One attack of a stat block: the engine rolls its to-hit and damage when the creature attacks with it."""
+
+    name: str = Field(min_length=1, max_length=40)
+    bonus: int = Field(ge=-5, le=30)  # to hit
+    damage: str = Field(min_length=3, max_length=40, pattern=DAMAGE_DICE)
+    damage_type: Literal[DAMAGE_TYPES] = "bludgeoning"  # type: ignore[valid-type]
+    reach: str = Field("", max_length=40)  # "5 ft." or "range 30/120 ft.", for the GM
+
+    def line(self) -> str:
+        return f"{self.name} {self.bonus:+d} to hit{', ' + self.reach if self.reach else ''}, {self.damage} {self.damage_type}"
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)

@@ -1,0 +1,175 @@
+"""What a world is made of, written in an adventure or made in play: people, places with their secrets and exits,
+quests, encounters, items and shops."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, NonNegativeInt, PositiveInt, field_validator, model_validator
+
+from .basics import CR_PATTERN, Abilities, Attack, Currency, Model, Price
+
+class PersonaCard(Model):
+    speech_style: str = Field("", max_length=400)
+    traits: list[str] = Field(default_factory=list, max_length=6)
+    background: str = Field("", max_length=800)
+    knows: list[str] = Field(default_factory=list, max_length=6)
+    example_lines: list[str] = Field(default_factory=list, max_length=4)
+    citations: list[str] = Field(default_factory=list, max_length=12)  # lore slice addresses it was drawn from
+
+
+class NPC(Model):
+    id: str
+    name: str = Field(min_length=1, max_length=80)
+    persona: str
+    location: str | None = None
+    attitude: Literal["friendly", "neutral", "wary", "hostile"] = "neutral"
+    knows_secrets: list[str] = Field(default_factory=list)
+    avatar_url: str | None = None
+    hp: NonNegativeInt = 10
+    max_hp: PositiveInt = 10
+    ac: int = Field(10, ge=1, le=40)
+    conditions: list[str] = Field(default_factory=list)
+    card: PersonaCard | None = None  # drawn from the lore the first time it speaks (None: the persona above only)
+    # A stat block, for an NPC who may fight (none: an untrained one, 10 in everything, no attacks of its own)
+    speed: str = Field("", max_length=60)
+    abilities: Abilities | None = None
+    actions: list[Attack] = Field(default_factory=list, max_length=8)
+    cr: str | None = Field(None, pattern=CR_PATTERN)
+
+    @field_validator("name")
+    @classmethod
+    def _named(cls, name: str) -> str:
+        if not name.strip():  # a blank name cannot be spoken to, found or shown
+            raise ValueError("must not be blank")
+        return name
+
+
+class Obstacle(Model):
+    """What it takes to find a secret or open a closed way by a check: a skill (or ability) and its DC."""
+
+    dc: int | None = Field(None, ge=1, le=30)
+    skill: str | None = Field(None, min_length=1, max_length=40)
+
+    @model_validator(mode="after")
+    def _both(self) -> "Obstacle":
+        if self.skill is not None and self.dc is None:
+            raise ValueError("a skill needs a dc (1 to 30) to be rolled against")
+        return self
+
+
+class LootItem(Model):
+    item: str  # an item id of the adventure
+    quantity: PositiveInt = 1
+
+
+class Loot(Model):
+    """Coin and items the engine hands to the party once: when an encounter is won, or a secret found."""
+
+    coins: Currency = Field(default_factory=Currency)
+    items: list[LootItem] = Field(default_factory=list, max_length=20)
+
+
+class Secret(Obstacle):
+    id: str
+    text: str
+    discovered: bool = False
+    loot: Loot | None = None
+    looted: bool = False
+
+
+class Exit(Obstacle):
+    to: str
+    requires: str | None = None  # a flag or secret id of the location the exit leaves from
+
+
+class Location(Model):
+    id: str
+    name: str
+    description: str
+    flags: dict[str, bool | int | str] = Field(default_factory=dict)
+    secrets: list[Secret] = Field(default_factory=list)
+    exits: list[Exit] = Field(default_factory=list)
+
+    def secret(self, secret_id: str) -> Secret | None:
+        return next((s for s in self.secrets if s.id == secret_id), None)
+
+    def exit_open(self, exit_: Exit) -> bool:
+        if exit_.requires is None:
+            return True
+        secret = self.secret(exit_.requires)
+        if secret is not None:
+            return secret.discovered
+        return bool(self.flags.get(exit_.requires))
+
+
+class Objective(Model):
+    id: str
+    text: str
+    done: bool = False
+
+
+class Quest(Model):
+    id: str
+    title: str
+    giver: str | None = None
+    description: str = ""
+    objectives: list[Objective] = Field(default_factory=list)
+    status: Literal["offered", "active", "completed", "failed"] = "offered"
+    reward: str = ""
+
+
+MAX_COMBATANTS = 30
+class EnemyTemplate(Model):
+    name: str = Field(min_length=1, max_length=60)
+    hp: int = Field(ge=1, le=1000)
+    ac: int = Field(ge=1, le=40)
+    initiative_bonus: int = Field(0, ge=-10, le=20)
+    attacks: str = Field("", max_length=300)
+    count: int = Field(1, ge=1, le=12)
+    speed: str = Field("", max_length=60)
+    abilities: Abilities | None = None
+    actions: list[Attack] = Field(default_factory=list, max_length=8)
+    cr: str | None = Field(None, pattern=CR_PATTERN)
+
+
+class Encounter(Model):
+    id: str
+    name: str
+    location: str
+    enemies: list[EnemyTemplate] = Field(min_length=1)
+    npcs: list[str] = Field(default_factory=list)  # NPCs who fight on the enemies' side, by id
+    loot: Loot | None = None
+    looted: bool = False
+
+
+class ItemInfo(Model):
+    """An item of the adventure: what shops sell and loot gives, by id."""
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
+    name: str = Field(min_length=1, max_length=80)
+    price: Price | None = None  # its list price (none: not for sale unless a shop prices it)
+    description: str = Field("", max_length=400)
+
+
+class ShopItem(Model):
+    item: str  # an item id of the adventure
+    price: Price | None = None  # none: the item's list price
+    quantity: NonNegativeInt | None = None  # how many are left (none: as many as anyone wants)
+
+
+class Shop(Model):
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
+    name: str = Field(min_length=1, max_length=80)
+    location: str | None = None  # where it stands (none: wherever its keeper is)
+    keeper: str | None = None  # the NPC who sells (none: anyone minding the counter)
+    stock: list[ShopItem] = Field(default_factory=list, max_length=40)
+    buys: bool = False  # whether it buys items back
+    buy_rate: int = Field(50, ge=1, le=100)  # percent of the price it pays for what it buys
+    haggle: int = Field(0, ge=0, le=50)  # percent off the price the seller may agree to, at most
+
+    @model_validator(mode="after")
+    def _somewhere(self) -> "Shop":
+        if self.location is None and self.keeper is None:
+            raise ValueError("a shop needs a location, a keeper, or both")
+        return self
