@@ -15,7 +15,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from engine.tags import TagScanner, finalize, visible_text  # noqa: E402
+from engine.prose import finalize  # noqa: E402
+from engine.tags import TagScanner, visible_text  # noqa: E402
 from engine.tools import TOOLS  # noqa: E402
 
 SIZE = 100_000

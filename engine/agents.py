@@ -14,7 +14,7 @@ from . import prompts
 from .models import ChatMessage
 from .basics import AgentType
 from .state import GameState, Message
-from .tags import escape
+from .markup import escape
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from .shops import closed_because, shop_heading, shops_here, stock_lines
 from .basics import AgentType
 from .entities import NPC, Encounter, Loot, Shop
 from .state import Character, GameState, Message
-from .tags import escape
+from .markup import escape
 from .tools.character import character_sheet
 from .tools.combat import participant_hp, stat_block_attacks, tracker
 from .tools.quests import quest_line

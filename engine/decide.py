@@ -32,7 +32,7 @@ from .shops import shops_here
 from .basics import ABILITIES, AgentType
 from .state import GameState
 from .suggestions import Suggestion, suggest
-from .tags import escape
+from .markup import escape
 from .tools import TOOLS, ToolCall, ToolContext, arun_args
 from .turn import Turn
 

@@ -30,7 +30,8 @@ from .models import ChatMessage, ModelRequest
 from .orchestrator import Route
 from .basics import AgentType
 from .entities import PersonaCard
-from .tags import TagScanner, escape
+from .markup import escape
+from .tags import TagScanner
 from .tools import TOOLS, ToolContext, arun_tool
 from .turn import Turn
 from .visibility import Viewer, lore_secrets

@@ -6,7 +6,7 @@ from . import prompts
 from .agents import AGENTS
 from .basics import AgentType
 from .entities import NPC
-from .tags import escape
+from .markup import escape
 from .tools import tools_for
 
 

@@ -13,7 +13,8 @@ import structlog
 from . import jsonio
 from .errors import ModelError
 from .models import ChatMessage, Completion, ModelClient, ModelRequest, Usage, estimate_tokens
-from .tags import TagEvent, TagScanner, finalize, streaming
+from .prose import finalize, streaming
+from .tags import TagEvent, TagScanner
 from .tools import TOOLS, ToolCall, ToolContext, arun_tool
 
 log = structlog.get_logger(__name__)

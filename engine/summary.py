@@ -20,7 +20,7 @@ from .loop import AgentRun, Limits, run_agent
 from .models import ChatMessage, ModelRequest
 from .basics import AgentType
 from .state import GameState, Message
-from .tags import escape
+from .markup import escape
 from .tools import ToolContext
 
 log = structlog.get_logger(__name__)

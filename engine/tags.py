@@ -8,10 +8,12 @@ tool elements, thinking, observations, unknown tags and stray closers are droppe
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Collection, Literal
+
+from .markup import (NAME_AT, OBSERVATION, OBSERVED, PARTIAL, SPACES_ONLY, THINKING, TOOL, attributes, classify,
+                     lex_open, master_pattern, reads_as_prose)
+from .prose import finalize
 
 MAX_OPEN_TAG = 400  # characters from '<' to '>' before an open tag is judged malformed (or, unknown, prose)
 MAX_BODY = 16000  # characters of body before a tool tag is judged unclosed (a fight of 12 foes with stat blocks
@@ -21,90 +23,6 @@ _DEFER = 128  # characters of text read at once while a tag is still arriving, r
 MAX_PENDING = 8  # unknown elements open at once that may still turn out to be tool attempts
 
 Kind = Literal["call", "malformed", "unclosed", "observation"]
-
-# Formatting a model may write out of habit: prose, never an attempt at a tool.
-PROSE_TAGS = frozenset("a b i u s em strong small sup sub code pre p br hr span div blockquote aside q cite mark del ins "
-                       "ul ol li h1 h2 h3 h4 h5 h6 center font".split())
-_MARKS = {"i": "*", "em": "*", "b": "**", "strong": "**", "u": "__", "s": "~~", "del": "~~", "code": "`"}
-_BREAKS = {"br": "\n", "li": "\n- ", **{t: "\n\n" for t in "p div blockquote pre ul ol hr h1 h2 h3 h4 h5 h6".split()}}
-
-_NAME = r"[A-Za-z][A-Za-z0-9_]*+"
-_ATTR_NAME = r"[A-Za-z_][\w-]*+"
-_ATTR = rf"""\s++{_ATTR_NAME}\s*+=\s*+(?:"[^"]*+"|'[^']*+')"""
-
-
-def _tag_grammar(capture: bool) -> str:
-    """A whole tag after its '<': a closer (group 1), or an open or self-closing tag (name 2, attributes 3, slash 4)."""
-    group = (lambda p: f"({p})") if capture else (lambda p: f"(?:{p})")
-    return rf"(?:/{group(_NAME)}\s*+|{group(_NAME)}{group(f'(?:{_ATTR})*+')}\s*+{group('/?')})>"
-
-
-_TAG_BODY = _tag_grammar(capture=True)
-_TAG_SHAPE = _tag_grammar(capture=False)
-# Exactly the texts that are not a tag yet but may become one with more text: the prefixes of the grammar above.
-_PARTIAL_AT_END = (rf"""(?:/(?:{_NAME}\s*+)?|{_NAME}(?:{_ATTR})*+"""
-                   rf"""(?:\s++(?:{_ATTR_NAME}(?:\s*+(?:=\s*+(?:"[^"]*+|'[^']*+)?)?)?)?|\s*+/)?)?\Z""")
-
-_PARTIAL = re.compile("<" + _PARTIAL_AT_END)
-_ATTR_ONE = re.compile(rf"""\s+({_ATTR_NAME})\s*=\s*(?:"([^"]*)"|'([^']*)')""")
-_NAME_AT = re.compile(_NAME)
-_ATTR_NAME_AT = re.compile(_ATTR_NAME)
-_SPACE_AT = re.compile(r"\s*+")
-_SPACES_ONLY = re.compile(r"\s*")
-_ENTITIES = {"&lt;": "<", "&gt;": ">", "&quot;": '"', "&apos;": "'", "&amp;": "&"}
-_ENTITY = re.compile("|".join(map(re.escape, _ENTITIES)))
-OBSERVATION = "<observation"
-
-
-def _trie(words: Collection[str]) -> str:
-    """An alternation of words as a prefix tree: the regex engine tries one branch per character, not one per word."""
-    tree: dict = {}
-    for word in words:
-        node = tree
-        for ch in word:
-            node = node.setdefault(ch, {})
-        node[""] = {}
-
-    def render(node: dict) -> str:
-        branches = [re.escape(ch) + render(child) for ch, child in sorted(node.items()) if ch]
-        if not branches:
-            return ""
-        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
-        return f"(?:{body})?" if "" in node else body
-
-    return render(tree) or "(?!)"
-
-
-_PROSE_TRIE = _trie(PROSE_TAGS)
-
-
-@lru_cache(maxsize=8)
-def _master_pattern(tools: frozenset[str]) -> re.Pattern[str]:
-    """Prose up to the next '<' that may matter (a tag, a tool's tag, an observation, a tag still arriving), or a tag."""
-    candidate = rf"(?:{_TAG_SHAPE}|(?:{_trie(tools)}|(?i:observation))(?=[\s/>]|\Z)|{_PARTIAL_AT_END})"
-    prose = "|".join([
-        r"[^<]++",
-        r"<(?!/?[A-Za-z]|/?\Z)",  # '<' before neither a name nor the end, where a tag may still begin
-        rf"</?{_NAME}(?![\s/>]|\Z)",  # a name glued to what no tag name is followed by
-        rf"</?(?i:{_PROSE_TRIE})(?![A-Za-z0-9_])(?:{_ATTR})*+\s*+/?>",  # whole formatting tags: finalize renders them
-        rf"<(?!{candidate})",
-    ])
-    # A structural tag is tried first (it is the expensive case for the prose loop to rule out).
-    return re.compile(rf"<(?!/?(?i:{_PROSE_TRIE})(?![A-Za-z0-9_])){_TAG_BODY}|(?:{prose})++")
-
-
-# What a tag's name makes it, decided once per name.
-_TOOL, _OBSERVATION, _THINKING, _UNKNOWN = range(4)
-
-
-def _classify(name: str, tools: frozenset[str]) -> int:
-    if name in tools:
-        return _TOOL
-    lowered = name.lower()
-    if lowered == "observation":
-        return _OBSERVATION
-    # Hidden, never run: the model's private reasoning, and the debug-mode self-report (engine/feedback.py).
-    return _THINKING if lowered in ("thinking", "tool_feedback") else _UNKNOWN
 
 
 @dataclass(slots=True)
@@ -142,7 +60,7 @@ class TagScanner:
 
     def __init__(self, tool_names: Collection[str], *, hide_observations: bool = False, calls: bool = True) -> None:
         self.tools = frozenset(tool_names)
-        self._master = _master_pattern(self.tools)
+        self._master = master_pattern(self.tools)
         self._kinds: dict[str, int] = {}
         self._chunks: list[str] = []
         self._joined = 0  # how many chunks `buf` last joined
@@ -257,7 +175,7 @@ class TagScanner:
         while pos < n:
             m = match(work, pos)
             if m is None:
-                if (not self._final and n - pos <= MAX_OPEN_TAG and _PARTIAL.match(work, pos) is not None
+                if (not self._final and n - pos <= MAX_OPEN_TAG and PARTIAL.match(work, pos) is not None
                         and work[pos:pos + len(OBSERVATION)].lower() != OBSERVATION):
                     self._waiting = True
                     return None  # a tag still arriving: wait for more text
@@ -283,7 +201,7 @@ class TagScanner:
                     name = closing or m.group(2)
                     kind = kinds.get(name)
                     if kind is None:
-                        kind = kinds[name] = _classify(name, self.tools)
+                        kind = kinds[name] = classify(name, self.tools)
                     event = self._on_tag(pos + base, end + base, closing, name, kind, m.group(3), bool(m.group(4)))
             if event is not None:
                 if self._collect is None or event.kind == "observation" and not self._hide_observations:
@@ -298,14 +216,14 @@ class TagScanner:
         window = self._work[pos - base:pos - base + MAX_OPEN_TAG + 1]
         full = len(window) > MAX_OPEN_TAG
         closer = window.startswith("</")
-        m = _NAME_AT.match(window, 2 if closer else 1)
+        m = NAME_AT.match(window, 2 if closer else 1)
         if m is None:  # only '<' or '</' so far
             if len(window) == (2 if closer else 1):
                 return self._cut_off(pos) if final else _WAIT
             return self._as_text(pos)
         name = m.group()
         if closer:  # a closer is a tag only when whole
-            if _SPACES_ONLY.fullmatch(window, m.end()) is not None and not full:
+            if SPACES_ONLY.fullmatch(window, m.end()) is not None and not full:
                 return self._cut_off(pos) if final else _WAIT
             return self._as_text(pos)
         if name.lower() == "observation":
@@ -315,7 +233,7 @@ class TagScanner:
                 return self._cut_off(pos)
             self._pos = pos + len(OBSERVATION)
             return self._on_observation(pos)
-        state, at = _lex_open(window)
+        state, at = lex_open(window)
         if name not in self.tools:  # any other name is a tag only when whole; until then it may still become one
             if state == "partial" and not full:
                 return self._cut_off(pos) if final else _WAIT
@@ -368,14 +286,14 @@ class TagScanner:
 
     def _on_tag(self, start: int, end: int, closing: str | None, name: str, kind: int, raw_attrs: str | None,
                 selfclosing: bool) -> TagEvent | None:
-        if kind == _OBSERVATION and not closing and not self._in_observation:
+        if kind == OBSERVED and not closing and not self._in_observation:
             self._pos = start + len(OBSERVATION)
             return self._on_observation(start)
         body = self._body
         if body is not None:
             if closing == body.name:
                 return self._close_body(start, end)
-            if kind == _TOOL and not closing:
+            if kind == TOOL and not closing:
                 self._abandon_body(start)  # another tool tag begins: the open one was prose, never a call
             elif end > body.open_end + MAX_BODY:
                 self._pos = start  # read this tag again, outside the body
@@ -383,13 +301,13 @@ class TagScanner:
             else:
                 return None  # inside a tool's body, tags are not structure
         if self._in_observation:
-            if closing and kind == _OBSERVATION:
+            if closing and kind == OBSERVED:
                 self._in_observation = False
             return None
         if closing:
             return self._on_closer(closing, kind, start, end)
-        if kind == _TOOL:
-            attrs, twice = _attributes(raw_attrs)
+        if kind == TOOL:
+            attrs, twice = attributes(raw_attrs)
             if twice:
                 return self._malformed(start, end, name, selfclosing, f"the attribute '{twice}' is given twice")
             self._strip_pending()
@@ -399,12 +317,12 @@ class TagScanner:
             return None
         if self._pending:
             self._expire(end)
-        if kind == _THINKING:
+        if kind == THINKING:
             self._thinking = self._thinking or not selfclosing
         elif selfclosing:  # an unknown self-closing tag is a tool attempt for the executor to refuse
-            return None if self._silent else TagEvent("call", name, start, end, attrs=_attributes(raw_attrs)[0])
+            return None if self._silent else TagEvent("call", name, start, end, attrs=attributes(raw_attrs)[0])
         elif len(self._pending) < MAX_PENDING:
-            self._pending.append(_Open(name, start, end, _attributes(raw_attrs)[0], len(self._out), thinking=self._thinking))
+            self._pending.append(_Open(name, start, end, attributes(raw_attrs)[0], len(self._out), thinking=self._thinking))
         return None
 
     def _on_closer(self, name: str, kind: int, start: int, end: int) -> TagEvent | None:
@@ -422,7 +340,7 @@ class TagScanner:
                                 body=self._text_at(element.open_end, start))
         if pending:
             self._expire(end)
-        if kind == _THINKING:
+        if kind == THINKING:
             self._thinking = False
         return None  # a stray closer (a tool's, an observation's, an unknown one): never shown
 
@@ -457,7 +375,7 @@ class TagScanner:
         self._body = None
         if body.malformed:
             return None
-        if not _reads_as_prose(self._text_at(body.open_end, at)):
+        if not reads_as_prose(self._text_at(body.open_end, at)):
             self._truncate(body.mark)  # arguments (JSON, say) are never shown to players, as at the stream's end
         return TagEvent("unclosed", body.name, body.start, at, attrs=body.attrs,
                         error=f"the <{body.name}> tag was never closed with </{body.name}>")
@@ -470,7 +388,7 @@ class TagScanner:
         self._body = None
         if body.malformed:
             return False
-        if _reads_as_prose(self._text_at(body.open_end, upto)):
+        if reads_as_prose(self._text_at(body.open_end, upto)):
             return False  # a tag named in the narration ("the sign reads <roll> in faded paint. ..."): the words stay
         self._truncate(body.mark)
         return True
@@ -498,128 +416,6 @@ class TagScanner:
 
 
 _WAIT = object()
-_SENTENCE_END = re.compile(r"\w[.!?…][\"'”’)\]*_]*(?:\s|\Z)")
-_TWO_WORDS = re.compile(r"[^\W\d_]{2,}\s+[^\W\d_]{2,}")
-
-
-def _reads_as_prose(body: str) -> bool:
-    """Whether the text after a tool tag that never closed is narration (words and a sentence end), not arguments."""
-    return (not body.lstrip().startswith(("{", "<")) and _SENTENCE_END.search(body) is not None
-            and _TWO_WORDS.search(body) is not None)
-
-
-def _lex_open(window: str) -> tuple[str, int]:
-    """How far window (from '<' and a name) follows the open-tag grammar: ("partial", end), ("bad", where), ("whole", end)."""
-    n = len(window)
-    i = _NAME_AT.match(window, 1).end()  # type: ignore[union-attr]  # the caller saw the name
-    while True:
-        j = _SPACE_AT.match(window, i).end()  # type: ignore[union-attr]
-        if j == n:
-            return "partial", n
-        c = window[j]
-        if c == ">":
-            return "whole", j + 1
-        if c == "/":
-            if j + 1 == n:
-                return "partial", n
-            return ("whole", j + 2) if window[j + 1] == ">" else ("bad", j)
-        if j == i:
-            return "bad", j  # an attribute must follow whitespace
-        a = _ATTR_NAME_AT.match(window, j)
-        if a is None:
-            return "bad", j
-        k = _SPACE_AT.match(window, a.end()).end()  # type: ignore[union-attr]
-        if k == n:
-            return "partial", n
-        if window[k] != "=":
-            return "bad", k
-        k = _SPACE_AT.match(window, k + 1).end()  # type: ignore[union-attr]
-        if k == n:
-            return "partial", n
-        if window[k] not in "\"'":
-            return "bad", k
-        close = window.find(window[k], k + 1)
-        if close < 0:
-            return "partial", n
-        i = close + 1
-
-
-def _attributes(raw: str) -> tuple[dict[str, str], str]:
-    """A whole tag's attributes, unescaped, and the name of one given twice ('' if none)."""
-    attrs: dict[str, str] = {}
-    if not raw:
-        return attrs, ""
-    for m in _ATTR_ONE.finditer(raw):
-        key = m.group(1)
-        if key in attrs:
-            return attrs, key
-        attrs[key] = unescape(m.group(2) if m.group(2) is not None else m.group(3))
-    return attrs, ""
-
-
-def unescape(text: str) -> str:
-    return _ENTITY.sub(lambda m: _ENTITIES[m.group(0)], text)
-
-
-def escape(text: str) -> str:
-    """Make text safe to place in a prompt: no tag in it can look like the engine's own."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-_BLANK_LINES = re.compile(r"\n{3,}")
-_SPACES = re.compile(r"[ \t]{2,}")
-_TRAILING = re.compile(r"[ \t]+\n")
-_MASS_MENTION = re.compile(r"@(everyone|here)", re.I)
-_ROLE_MENTION = re.compile(r"<@&\d+>")
-
-
-def _tag_pattern(names: Collection[str], tail: str = "") -> re.Pattern[str]:
-    """Whole formatting tags of these names (any case), quote-aware like the scanner's; a cheap guard comes first."""
-    return re.compile(rf"<(?=/?[A-Za-z])(/?)({_trie(names)})(?![A-Za-z0-9_])(?:{_ATTR})*+\s*+/?>{tail}", re.I)
-
-
-_PROSE_TAG = _tag_pattern(PROSE_TAGS)
-_BREAK_TAG = _tag_pattern(_BREAKS)
-# A formatting pair with no tag inside it (the innermost first), so each pass is linear.
-_PAIR = re.compile(rf"<(?=[A-Za-z])({_trie(_MARKS)})(?![A-Za-z0-9_])(?:{_ATTR})*+\s*+>([^<]*)</\1\s*>", re.I)
-
-
-def _pair(m: re.Match[str]) -> str:
-    mark = _MARKS[m.group(1).lower()]
-    return f"{mark}{m.group(2)}{mark}" if m.group(2) else ""  # an empty pair shows nothing
-
-
-def _break(m: re.Match[str]) -> str:
-    """A block or line-break tag as the line breaks it stands for (a closing </li> as nothing)."""
-    return "" if m.group(1) and m.group(2).lower() == "li" else _BREAKS[m.group(2).lower()]
-
-
-def _formatting(text: str) -> str:
-    """HTML formatting as Discord markdown: breaks, then pairs (innermost first), then any tag left is dropped."""
-    if "<" not in text:
-        return text
-    text = _BREAK_TAG.sub(_break, text)
-    for _ in range(3 if "</" in text else 0):  # nesting: each pass pairs the tags that have no tag left inside them
-        text, paired = _PAIR.subn(_pair, text)
-        if not paired:
-            break
-    return _PROSE_TAG.sub("", text)
-
-
-def streaming(prose: str) -> str:
-    """Prose as it streams: HTML-like formatting tags dropped rather than turned into markdown, since a pair's
-    markdown is known only when it closes; so the text only ever grows. The committed reply is `finalize`d."""
-    if "<" not in prose:
-        return prose
-    return _PROSE_TAG.sub("", _BREAK_TAG.sub(_break, prose))
-
-
-def finalize(prose: str) -> str:
-    """Rendered prose made safe and tidy: markdown for HTML, no mass or role pings, no runs of spaces or blank lines."""
-    text = _MASS_MENTION.sub("@\u200b\\1", _formatting(prose))
-    text = _ROLE_MENTION.sub("@role", text)
-    text = _TRAILING.sub("\n", _SPACES.sub(" ", text.replace("\r\n", "\n")))
-    return _BLANK_LINES.sub("\n\n", text).strip()
 
 
 def visible_text(prose: str, tool_names: Collection[str] = ()) -> str:

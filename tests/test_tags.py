@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from engine.tags import MAX_BODY, TagScanner, escape, visible_text
+from engine.markup import escape
+from engine.tags import MAX_BODY, TagScanner, visible_text
 from engine.tools import TOOLS
 
 

@@ -10,7 +10,8 @@ import pytest
 from engine.loop import Limits, run_agent
 from engine.models import ModelRequest, ScriptedModel
 from engine.basics import AgentType
-from engine.tags import MAX_BODY, TagScanner, finalize, visible_text
+from engine.prose import finalize
+from engine.tags import MAX_BODY, TagScanner, visible_text
 from engine.tools import TOOLS
 from tests.conftest import ctx_for
 

@@ -17,7 +17,7 @@ import structlog
 
 from ..entities import NPC
 from ..state import GameState
-from ..tags import escape
+from ..markup import escape
 from .index import Hit
 from .slices import compact
 

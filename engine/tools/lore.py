@@ -20,7 +20,7 @@ from ..lore.memory import recall_lines
 from ..lore.retrieval import refs_of
 from ..lore.slices import SliceResult, closest, compact, digest
 from ..basics import AgentType
-from ..tags import escape
+from ..markup import escape
 from ..visibility import lore_secrets
 from .registry import EVERY_AGENT, Args, ToolContext, tool
 

@@ -17,7 +17,8 @@ from ..errors import ToolError
 from ..basics import AgentType
 from ..entities import NPC, Location, Quest
 from ..state import Character, GameState
-from ..tags import TagEvent, escape, unescape
+from ..markup import escape, unescape
+from ..tags import TagEvent
 from ..visibility import Viewer
 
 log = structlog.get_logger(__name__)
