@@ -9,31 +9,28 @@ process answering it, so a crash loses nothing and another process can tell an o
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
-import os
-import socket
 import uuid
 from contextlib import asynccontextmanager
-from datetime import timedelta
 from pathlib import Path
-from typing import Any, AsyncIterator, Callable
+from typing import Any, AsyncIterator
 
 import structlog
 from pydantic import ValidationError
 
 from .. import jsonio
+from ..basics import utcnow
 from ..errors import ConfigError, GameAlreadyRunning, GameError, StaleSession
 from ..limits import Rate, today
-from ..basics import utcnow
 from ..state import GameState, Message
 from .admin import AdminRecords
 from .cache import CachedState, StateCache, dump
-from .records import (HEARTBEAT, OURS, STALE_AFTER, Committed, LastTurn, Session, ToolCallRow, TurnRecord,
-                      UndoableTurn, alive, message)
+from .instances import Instances
+from .records import OURS, Committed, Session, ToolCallRow, TurnRecord, message
 from .reports import Reports
 from .schema import MIGRATIONS, MIGRATIONS_TABLE
 from .sql import Conflict, Driver, Op, many, reads, row, rows, run, script, value, writes
+from .undo import UndoRecords
 
 log = structlog.get_logger(__name__)
 LONG_READ = 200  # messages: a read of more runs off the event loop (SQLite)
@@ -49,9 +46,9 @@ def is_postgres(target: Path | str) -> bool:
     return isinstance(target, str) and target.split("://", 1)[0] in ("postgresql", "postgres")
 
 
-class Store(AdminRecords, Reports):
-    """The game's records over one database (`Store.open` picks SQLite for a path, PostgreSQL for a URL); settings
-    and limits are in admin.py, the log's reports in reports.py."""
+class Store(Instances, UndoRecords, AdminRecords, Reports):
+    """The game's records over one database (`Store.open` picks SQLite for a path, PostgreSQL for a URL); this
+    process among others in instances.py, undo in undo.py, settings and limits in admin.py, reports in reports.py."""
 
     def __init__(self, driver: Driver) -> None:
         self.driver = driver
@@ -108,66 +105,6 @@ class Store(AdminRecords, Reports):
     def execute(self, sql: str, *params: Any) -> Op[int]:
         """One statement (? placeholders) in a transaction of its own, for maintenance and tests; rows changed."""
         return (yield run(sql, *params))
-
-    # -- this process, among others sharing the database ---------------------------------------------------------
-
-    async def _register(self) -> None:
-        now = utcnow().isoformat()
-        await self.execute("INSERT INTO instances (id, host, pid, started_at, heartbeat_at) VALUES (?, ?, ?, ?, ?)",
-                           self.instance, socket.gethostname(), os.getpid(), now, now)
-        self._heartbeat = asyncio.create_task(self._beat())
-
-    async def _beat(self) -> None:
-        while True:
-            await asyncio.sleep(HEARTBEAT)
-            try:
-                await self.execute("UPDATE instances SET heartbeat_at = ? WHERE id = ?", utcnow().isoformat(),
-                                   self.instance)
-            except Exception as exc:  # a busy or briefly unreachable database now is no reason to stop beating
-                log.warning("heartbeat_failed", error=f"{type(exc).__name__}: {exc}")
-
-    async def _unregister(self) -> None:
-        if self._heartbeat is not None:
-            self._heartbeat.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._heartbeat
-        try:
-            await self.execute("DELETE FROM instances WHERE id = ?", self.instance)
-        except Exception as exc:  # closing down: the row goes stale and others clear it
-            log.warning("unregister_failed", error=f"{type(exc).__name__}: {exc}")
-
-    async def recover_interrupted(self, where: Callable[[str, str | None], bool] = lambda channel_id, guild_id: True
-                                  ) -> list[Message]:
-        """Turns whose process is gone (crashed, killed) before answering, in the channels `where(channel_id,
-        guild_id)` accepts (a front end takes those it can tell players about; guild_id None: a terminal game):
-        marked interrupted, and returned, once (also among processes)."""
-        orphans = await self.driver.write(self._recover(where))
-        for r in orphans:
-            log.warning("turn_interrupted", channel_id=r.channel_id, message_id=r.id)
-        return orphans
-
-    def _recover(self, where: Callable[[str, str | None], bool]) -> Op[list[Message]]:
-        found = yield rows("SELECT messages.*, instances.host, instances.pid, instances.heartbeat_at, sessions.guild_id "
-                           "FROM messages JOIN sessions ON sessions.id = messages.session_id "
-                           "LEFT JOIN instances ON instances.id = messages.instance WHERE messages.status = 'pending'")
-        orphans = []
-        for r in found:
-            if r["instance"] == self.instance or not where(r["channel_id"], r["guild_id"]) or alive(r):
-                continue
-            # Only the process whose update lands reports it: two starting at once must not both tell the table.
-            if (yield run("UPDATE messages SET status = 'interrupted' WHERE id = ? AND status = 'pending'", r["id"])):
-                orphans.append(message(r).model_copy(update={"status": "interrupted"}))
-        gone = {r["instance"] for r in found if r["instance"] and r["instance"] != self.instance}
-        cutoff = (utcnow() - timedelta(seconds=STALE_AFTER)).isoformat()
-        for instance in gone:
-            yield run("DELETE FROM instances WHERE id = ? AND heartbeat_at < ?", instance, cutoff)
-        return orphans
-
-    @writes
-    def cancel_pending(self, channel_id: str) -> Op[int]:
-        """This process's turns in a channel that its player stopped (Ctrl-C): their words kept, marked failed."""
-        return (yield run("UPDATE messages SET status = 'failed' WHERE status = 'pending' AND channel_id = ? "
-                          "AND instance = ?", channel_id, self.instance))
 
     # -- sessions -------------------------------------------------------------------------------------------------
 
@@ -393,56 +330,6 @@ class Store(AdminRecords, Reports):
     def add_usage(self, session_id: int, tokens: int) -> Op[None]:
         """Tokens a game used outside a turn (a summary), counted against its server's budget."""
         yield from self._spent((yield value("SELECT guild_id FROM sessions WHERE id = ?", session_id)), None, tokens)
-
-    # -- undo -----------------------------------------------------------------------------------------------------
-
-    @reads
-    def undoable_turns(self, session_id: int, n: int) -> Op[list[UndoableTurn]]:
-        """The newest `n` committed turns not undone yet, newest first, with what each committed over."""
-        found = yield rows(
-            "SELECT turns.id, turns.state_before, MIN(messages.id) AS first_message FROM turns "
-            "LEFT JOIN messages ON messages.turn_id = turns.id "
-            "WHERE turns.session_id = ? AND turns.status = 'ok' AND turns.undone_at IS NULL "
-            "GROUP BY turns.id ORDER BY turns.id DESC LIMIT ?", session_id, n)
-        return [UndoableTurn(r["id"], r["state_before"], r["first_message"] or 0) for r in found]
-
-    @reads
-    def last_turn(self, session_id: int) -> Op[LastTurn | None]:
-        """The newest turn not undone (committed or failed), whose player spoke it, and whether anything was logged
-        after it (then it is no longer the last thing that happened)."""
-        last = yield row(
-            "SELECT turns.id, turns.status, turns.state_before, MIN(m.id) AS first_id, MAX(m.id) AS last_id FROM turns "
-            "JOIN messages m ON m.turn_id = turns.id WHERE turns.session_id = ? AND turns.undone_at IS NULL "
-            "GROUP BY turns.id ORDER BY turns.id DESC LIMIT 1", session_id)
-        if last is None:
-            return None
-        player = yield row("SELECT author_id, author_name, text FROM messages WHERE id = ?", last["first_id"])
-        newer = yield value("SELECT COUNT(*) FROM messages WHERE session_id = ? AND id > ? AND status IN ('ok', 'pending')",
-                            session_id, last["last_id"])
-        return LastTurn(UndoableTurn(last["id"], last["state_before"], last["first_id"]), last["status"] == "ok",
-                        player["author_id"], player["author_name"], player["text"], newer > 0)
-
-    @writes
-    def undo_turns_failed(self, session_id: int, turn: UndoableTurn) -> Op[None]:
-        """Mark a failed turn as retried: it changed nothing, so only the mark (its words stay marked failed)."""
-        yield run("UPDATE turns SET undone_at = ? WHERE id = ? AND session_id = ? AND status = 'failed'",
-                  utcnow().isoformat(), turn.id, session_id)
-
-    @writes
-    def undo_turns(self, session_id: int, turns: list[UndoableTurn], *, version: int) -> Op[list[int]]:
-        """Revert `turns` (newest first, as `undoable_turns` gave them): the state goes back to what the oldest
-        committed over, and every message from its first on is kept in the log marked undone. Compare-and-set on
-        the session version (StaleSession if someone wrote since it was read). Returns the undone message ids."""
-        oldest = turns[-1]
-        assert oldest.state_before is not None
-        now = utcnow().isoformat()
-        if (yield run("UPDATE sessions SET state = ?, version = version + 1, updated_at = ? WHERE id = ? "
-                      "AND version = ? AND active = 1", oldest.state_before, now, session_id, version)) != 1:
-            raise StaleSession()
-        yield many("UPDATE turns SET undone_at = ? WHERE id = ?", [(now, t.id) for t in turns])
-        undone = yield rows("UPDATE messages SET status = 'undone' WHERE session_id = ? AND id >= ? AND status = 'ok' "
-                            "RETURNING id", session_id, oldest.first_message)
-        return sorted(r[0] for r in undone)
 
     # -- the log --------------------------------------------------------------------------------------------------
 
