@@ -55,7 +55,7 @@ async def test_memory_is_rebuilt_from_the_log_when_the_vector_store_lost_it(lore
     session = await lore_table.engine.session(CHANNEL)
     memory = lore_table.engine.deps.lore.memory
     game = lore_table.store.game_key(session.id)
-    memory.index._connect().delete_collection(f"memory-{game}")
+    memory._connect().delete_collection(f"memory-{game}")
     memory._indexed.clear()
     assert await lore_table.engine.remember(session.id, await lore_table.state()) == 4  # every exchange again
     found = memory.recall(game, "silver key", 1)

@@ -1,9 +1,10 @@
 """The terminal's commands that ask the engine and show its answer (/roll, /sheet, /cast, /buy …): one function each,
-taking the terminal and the rest of the line. /undo, /retry and /new drive the game itself and stay in session.py."""
+taking the seat (bot/terminal/seat.py) and the rest of the line. /undo, /retry and /new drive the game itself and
+stay in session.py."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Awaitable, Callable
+from typing import Awaitable, Callable
 
 from engine.rules import spells
 from engine.rules.data import weapon as weapon_by_name
@@ -11,9 +12,7 @@ from engine.tools.quests import player_quest_line
 
 from . import render
 from .render import wrap
-
-if TYPE_CHECKING:
-    from .session import Terminal
+from .seat import Seat
 
 HELP = """Type what your character does, or @Name to speak to someone here. Commands:
   /roll 2d6 [for X]  roll dice           /sheet        your character sheet
@@ -31,22 +30,22 @@ HELP = """Type what your character does, or @Name to speak to someone here. Comm
   /quit              save and leave (the game is kept)"""
 
 
-async def roll(t: Terminal, expression: str) -> None:
+async def roll(t: Seat, expression: str) -> None:
     """`/roll 1d20+3 for perception`: in a game, the GM sees it in the story."""
     expression, _, reason = expression.partition(" for ")
     rolled = t.engine.roll(expression.strip())
     name = await t.engine.record_roll(t.channel, t.user_id, t.user_name, rolled, reason or None)
     t.out(f"🎲 {name + ' rolls ' if name else ''}{rolled.describe()}{' for ' + reason.strip() if reason.strip() else ''}")
 
-async def check(t: Terminal, text: str) -> None:
+async def check(t: Seat, text: str) -> None:
     """`/check stealth [adv|dis]`: a check from your sheet; the GM sees it in the story."""
     await _rolled(t, text, save=False)
 
-async def save(t: Terminal, text: str) -> None:
+async def save(t: Seat, text: str) -> None:
     """`/save dex [adv|dis]`: a saving throw from your sheet."""
     await _rolled(t, text, save=True)
 
-async def _rolled(t: Terminal, text: str, *, save: bool) -> None:
+async def _rolled(t: Seat, text: str, *, save: bool) -> None:
     words = text.split()
     mode = {"adv": "advantage", "advantage": "advantage", "dis": "disadvantage",
             "disadvantage": "disadvantage"}.get(words[-1].lower()) if words else None
@@ -57,7 +56,7 @@ async def _rolled(t: Terminal, text: str, *, save: bool) -> None:
     name, result = await t.engine.player_check(t.channel, t.user_id, t.user_name, what, mode, save=save)
     t.out(f"🎲 {name}: {result.label}{' (proficient)' if result.proficient else ''} {result.roll.describe()}")
 
-async def cast(t: Terminal, text: str) -> None:
+async def cast(t: Seat, text: str) -> None:
     """`/cast magic missile at Goblin 1, Goblin 2 level 2 adv`: the engine spends the slot and rolls; the GM sees
     it in the story."""
     parsed = parse_cast(text)
@@ -67,7 +66,7 @@ async def cast(t: Terminal, text: str) -> None:
         return
     t.out(wrap("✨ " + await t.engine.cast(t.channel, t.user_id, t.user_name, *parsed)))
 
-async def attack(t: Terminal, text: str) -> None:
+async def attack(t: Seat, text: str) -> None:
     """`/attack light crossbow at Goblin 1 adv`: a weapon you carry (its longest name first), then whom."""
     words = text.split()
     mode = {"adv": "advantage", "advantage": "advantage", "dis": "disadvantage",
@@ -84,7 +83,7 @@ async def attack(t: Terminal, text: str) -> None:
                                            " ".join(target) or None, mode)  # type: ignore[arg-type]
     t.out(wrap(f"⚔️ {said}"))
 
-async def levelup(t: Terminal, how: str) -> None:
+async def levelup(t: Seat, how: str) -> None:
     """`/levelup [roll]`: one level more; hit points by the average, or the hit die rolled."""
     if how.strip().lower() not in ("", "roll", "average"):
         t.out("Usage: /levelup (average hit points) or /levelup roll.")
@@ -93,32 +92,32 @@ async def levelup(t: Terminal, how: str) -> None:
                                            roll=how.strip().lower() == "roll")
     t.out(wrap(f"⬆️ {gained.describe()}"))
 
-async def sheet(t: Terminal, _: str) -> None:
+async def sheet(t: Seat, _: str) -> None:
     t.out(render.sheet(await t.engine.character(t.channel, t.user_id), t.color))
 
-async def inventory(t: Terminal, _: str) -> None:
+async def inventory(t: Seat, _: str) -> None:
     t.out(render.inventory(await t.engine.character(t.channel, t.user_id), t.color))
 
-async def quests(t: Terminal, _: str) -> None:
+async def quests(t: Seat, _: str) -> None:
     quests = [q for q in (await t.state()).quests.values() if q.status != "offered"]
     t.out("\n".join(wrap(player_quest_line(q)) for q in quests) or "No quests yet.")
 
-async def rest(t: Terminal, kind: str) -> None:
+async def rest(t: Seat, kind: str) -> None:
     t.out(wrap(await t.engine.rest(t.channel, t.user_id, t.user_name, kind.lower() or "short")))
 
-async def shop(t: Terminal, _: str) -> None:
+async def shop(t: Seat, _: str) -> None:
     t.out(render.shop(await t.state(), t.color))
 
-async def buy(t: Terminal, text: str) -> None:
+async def buy(t: Seat, text: str) -> None:
     """`/buy healing potion 2`: from the shop here, at its price; the GM sees it in the story. Where several
     shops trade here: `/buy rope from Harrow's Chandlery`."""
     await _trade(t, text, selling=False)
 
-async def sell(t: Terminal, text: str) -> None:
+async def sell(t: Seat, text: str) -> None:
     """`/sell silver locket`; where several shops trade here: `/sell silver locket to the fence`."""
     await _trade(t, text, selling=True)
 
-async def _trade(t: Terminal, text: str, *, selling: bool) -> None:
+async def _trade(t: Seat, text: str, *, selling: bool) -> None:
     text, _, shop = text.partition(" to " if selling else " from ")
     words = text.split()
     quantity = int(words.pop()) if len(words) > 1 and words[-1].isdigit() else 1
@@ -130,10 +129,10 @@ async def _trade(t: Terminal, text: str, *, selling: bool) -> None:
                                    selling=selling, shop=shop.strip() or None)
     t.out(wrap(f"🪙 {told}"))
 
-async def status(t: Terminal, _: str) -> None:
+async def status(t: Seat, _: str) -> None:
     t.out(render.status(await t.state(), t.color))
 
-async def sources(t: Terminal, mode: str) -> None:
+async def sources(t: Seat, mode: str) -> None:
     if mode.lower() not in ("on", "off"):
         shown = await t.engine.show_sources(t.channel)
         t.out(f"The Sources line is {'on' if shown else 'off'}: /sources on or /sources off.")
@@ -141,7 +140,7 @@ async def sources(t: Terminal, mode: str) -> None:
     await t.engine.set_sources(t.channel, mode.lower() == "on")
     t.out(f"The Sources line is {mode.lower()}.")
 
-async def debug(t: Terminal, mode: str) -> None:
+async def debug(t: Seat, mode: str) -> None:
     """`/debug on|off`: the agent reports on its tools after each reply; `/debug` shows the last report."""
     if mode.lower() in ("on", "off"):
         await t.engine.set_debug(t.channel, mode.lower() == "on")
@@ -149,7 +148,7 @@ async def debug(t: Terminal, mode: str) -> None:
         return
     t.out(await t.engine.last_feedback(t.channel) or "No tool feedback yet: /debug on, then play a turn.")
 
-async def show_help(t: Terminal, _: str) -> None:
+async def show_help(t: Seat, _: str) -> None:
     t.out(HELP)
 
 
@@ -179,7 +178,7 @@ def parse_cast(text: str) -> tuple[str, str | None, int | None, str | None] | No
     return " ".join(words[:size]), " ".join(rest) or None, level, mode
 
 
-COMMANDS: dict[str, Callable[[Terminal, str], Awaitable[None]]] = {
+COMMANDS: dict[str, Callable[[Seat, str], Awaitable[None]]] = {
     "/roll": roll,
     "/check": check,
     "/save": save,

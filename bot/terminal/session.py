@@ -15,20 +15,20 @@ from typing import Awaitable, Callable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from engine import Engine, GameError, NoGameRunning, ScriptedModel
+from engine import GameError, NoGameRunning, ScriptedModel
 from engine.characters import CLASSES
 from engine.rules.origins import origin
 from engine.content import load_yaml_model
 from engine.errors import ConfigError
 from engine.jsonio import well_formed
 from engine.basics import AgentType
-from engine.state import GameState
 from engine.lore.retrieval import sources_line
 from engine.turn import TurnResult, interrupted_notice
 
 from . import render
 from .commands import COMMANDS, HELP
 from .render import Markdown, Wrapper, bold, clean, rendered, wrap
+from .seat import Seat
 
 
 
@@ -60,15 +60,11 @@ def load_script(path: Path) -> Script:
 
 
 @dataclass
-class Terminal:
-    engine: Engine
-    channel: str
-    user_id: str
-    user_name: str
-    out: Callable[[str], None] = print
+class Terminal(Seat):
+    """A game at the keyboard: the seat (commands.py acts with it), a line read at a time, replies streamed."""
+
     ask: Callable[[str], Awaitable[str]] | None = None
     write: Callable[[str], None] | None = None  # set: replies stream as they arrive (a keyboard session)
-    color: bool = False  # the screen takes colour codes: bold, italics, table headings
     commands: dict[str, Callable[[str], Awaitable[None]]] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -258,9 +254,6 @@ class Terminal:
         """`/retry`: the last turn is taken back and asked again (the same words; the dice fall the same)."""
         self.out("Asking the GM again…")
         await self.play("", retry=True)
-
-    async def state(self) -> GameState:
-        return await self.engine.state(self.channel)
 
 class Stream:
     """A reply written as it arrives: "the GM is thinking…" until the first words, then the speaker and the text,

@@ -27,6 +27,7 @@ import structlog
 
 from ..errors import ConfigError
 from .corpus import Chunk, Problem, chunk_section, read_corpus
+from .memory import GameMemory
 from .slices import SliceCache
 
 if TYPE_CHECKING:
@@ -125,9 +126,7 @@ class LoreIndex:
         self._refs: frozenset[tuple[str, str]] = frozenset()  # every (scope, ref) that has chunks
         self._stemmer: Any = None
         self.slice_cache = SliceCache()
-        from .memory import GameMemory
-
-        self.memory = GameMemory(self)  # the game's own past, in the same stores
+        self.memory = GameMemory(self._connect, self.embedder, self._tokenize)  # the game's own past, same stores
         self._load()
 
     # -- storage --------------------------------------------------------------------------------------------------

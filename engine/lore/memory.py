@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 import structlog
 
 from ..state import GameState, Message
 
 if TYPE_CHECKING:
-    from .index import LoreIndex
+    from .embed import Embedder  # numpy and onnxruntime load only when lore is used
 
 log = structlog.get_logger(__name__)
 
@@ -37,14 +37,17 @@ class Memory:
 
 
 class GameMemory:
-    def __init__(self, index: LoreIndex) -> None:
-        self.index = index
+    """A game's exchanges in the lore index's stores: `connect` gives its Chroma client, `embedder` its vectors and
+    `tokenize` its BM25 words (texts to token lists, or ids with `ids=True`)."""
+
+    def __init__(self, connect: Callable[[], Any], embedder: Embedder, tokenize: Callable[..., Any]) -> None:
+        self._connect, self.embedder, self._tokenize = connect, embedder, tokenize
         self._lock = threading.Lock()
         self._bm25: dict[str, tuple[int, Any, list[str], list[dict[str, Any]], list[str]]] = {}  # per game
         self._indexed: dict[str, int] = {}  # game → the last message id indexed
 
     def _collection(self, game: str) -> Any:
-        return self.index._connect().get_or_create_collection(
+        return self._connect().get_or_create_collection(
             f"memory-{game}", embedding_function=None, metadata={"hnsw:space": "cosine"})
 
     def indexed_upto(self, game: str) -> int:
@@ -82,7 +85,7 @@ class GameMemory:
                 ids.append(f"turn:{max(m.id for m in group)}")
                 metas.append({"turn_id": turn_id, "first_id": min(m.id for m in group), "npc_id": npc or "",
                               "witnesses": "," + ",".join(sorted(witnesses)) + ","})
-            vectors = self.index.embedder.embed(docs)
+            vectors = self.embedder.embed(docs)
             collection.upsert(ids=ids, embeddings=vectors, documents=docs, metadatas=metas)
             self._indexed[game] = max(m.id for group in turns.values() for m in group)
             self._bm25.pop(game, None)
@@ -114,7 +117,7 @@ class GameMemory:
                 return False
             return npc_id is None or meta["npc_id"] == npc_id or f",{npc_id}," in meta["witnesses"]
 
-        result = collection.query(query_embeddings=self.index.embedder.embed([query]), n_results=min(total, 40),
+        result = collection.query(query_embeddings=self.embedder.embed([query]), n_results=min(total, 40),
                                   include=["distances", "metadatas", "documents"])
         vector = {i: (1 - d, m, doc) for i, d, m, doc in zip(result["ids"][0], result["distances"][0],
                                                              result["metadatas"][0], result["documents"][0]) if allowed(m)}
@@ -143,11 +146,11 @@ class GameMemory:
             if cached is None or cached[0] != total:
                 got = collection.get(include=["documents", "metadatas"])
                 retriever = bm25s.BM25()
-                retriever.index(self.index._tokenize(got["documents"]), show_progress=False)
+                retriever.index(self._tokenize(got["documents"]), show_progress=False)
                 cached = (total, retriever, got["ids"], got["metadatas"], got["documents"])
                 self._bm25[game] = cached
         _, retriever, ids, metas, docs = cached
-        words = self.index._tokenize([query], ids=False)[0]
+        words = self._tokenize([query], ids=False)[0]
         if not words:
             return {}
         scores = retriever.get_scores(words)
