@@ -29,7 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from engine.lore.corpus import Chunk  # noqa: E402
 from engine.lore.embed import MiniLM  # noqa: E402
-from engine.lore.index import LoreIndex, Weights  # noqa: E402
+from engine.lore.index import LoreIndex  # noqa: E402
+from engine.lore.search import Weights  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "corpus"

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from .errors import BadInput, NoCharacter
-from .lore.index import Hit
+from .lore.search import Hit
 from .lore.retrieval import Source
 from .loop import AgentRun, ModelCall
 from .models import ModelRequest

@@ -288,7 +288,7 @@ def test_a_chroma_server_named_by_chroma_host_holds_the_vectors(tmp_path, embedd
 
 
 def test_when_gm_only_lore_crowds_the_nearest_vectors_the_public_passages_are_still_found(tmp_path, embedder):
-    from engine.lore.index import Weights
+    from engine.lore.search import Weights
 
     lore = tmp_path / "corpus" / "world" / "coast"
     lore.mkdir(parents=True)

@@ -18,7 +18,7 @@ import structlog
 from ..entities import NPC
 from ..state import GameState
 from ..markup import escape
-from .index import Hit
+from .search import Hit
 from .slices import compact
 
 if TYPE_CHECKING:
