@@ -111,17 +111,23 @@ class LorekeeperBot(commands.AutoShardedBot):
     async def play(self, channel: discord.abc.Messageable, user: discord.abc.User, text: str, *,
                    followup: discord.Webhook | None = None, reply_to: discord.Message | None = None,
                    debug: bool | None = None) -> TurnResult:
-        """One turn: ordered per channel (engine and delivery together), with typing shown while the model works."""
-        async with self._order[channel.id]:
-            live = self._live(channel, followup, reply_to, user, text)
+        """One turn: ordered per channel (engine and delivery together), with typing shown while the model works.
+        The message is stored as it arrives, before it waits for the turns ahead of it: a crash loses none."""
+        playing = await self.engine.accept_turn(str(channel.id), str(user.id), getattr(user, "display_name", user.name),
+                                                text, debug=debug)
+        async with self._order[channel.id]:  # queued at once after accepting: arrival order is kept
+            live = None
             try:
+                live = self._live(channel, followup, reply_to, user, text)
                 async with channel.typing():
-                    result = await self.engine.take_turn(str(channel.id), str(user.id),
-                                                         getattr(user, "display_name", user.name), text, debug=debug,
-                                                         show=live.show if live else None)
-            except BaseException:
+                    result = await self.engine.play_turn(playing, show=live.show if live else None)
+            except BaseException as exc:
                 if live is not None:
                     await live.abandon()
+                # Failed before its turn could record it: kept, marked failed. Cancelled (shutting down): it stays
+                # pending, and the next start reports it as not played.
+                if not isinstance(exc, asyncio.CancelledError):
+                    await self.engine.abandon(playing)
                 raise
             await self.deliver(channel, result, followup=followup, reply_to=reply_to, action=text, user=user, live=live)
             return result

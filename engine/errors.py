@@ -30,6 +30,19 @@ class BadInput(GameError):
     """The user's own input (an action, a dice expression, a name) cannot be used."""
 
 
+class NeedsConfirming(GameError):
+    """Going ahead would also take back (or change) what the message lists: ask the user, then go ahead with what
+    they saw (`seen`), so nothing is taken back that they were not shown."""
+
+    def __init__(self, message: str, *, items: list[str]) -> None:
+        super().__init__(message)
+        self.items = items
+
+    @property
+    def seen(self) -> int:
+        return len(self.items)
+
+
 class ConfigError(GameError):
     """A configuration file, setting or content file is wrong; the message says where and how."""
 

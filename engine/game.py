@@ -7,6 +7,7 @@ turns and background work are here."""
 from __future__ import annotations
 
 import asyncio
+from collections import defaultdict
 from typing import Callable
 
 import structlog
@@ -16,7 +17,7 @@ from .actions import PlayerActions
 from .agents import speaker_label
 from .content import find_adventure
 from .deps import Deps
-from .errors import GameAlreadyRunning
+from .errors import BadInput, GameAlreadyRunning
 from .models import ModelRequest
 from .orchestrator import Route
 from .rewind import Rewind
@@ -24,6 +25,7 @@ from .roster import Roster
 from .server_settings import ServerSettings
 from .basics import AgentType
 from .state import GameState, Message
+from .store import LastTurn
 from .suggestions import Suggestion
 from .turn import APOLOGY, NARRATOR_ID, Turn, TurnResult, check, turn_seed
 
@@ -39,6 +41,7 @@ class Engine(PlayerActions, Roster, Rewind):
         self.last_suggestions: dict[str, list[Suggestion]] = {}
         self.summary_backoff: dict[str, summary.Backoff] = {}
         self._summarizing: dict[str, asyncio.Task[None]] = {}  # at most one background summary per channel
+        self._accepting: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)  # arrival order per channel
 
     # -- games ----------------------------------------------------------------------------------------------------
 
@@ -63,9 +66,12 @@ class Engine(PlayerActions, Roster, Rewind):
         log.info("game_started", channel_id=channel_id, adventure=chosen.id)
         return state, chosen.intro
 
-    async def end_game(self, channel_id: str) -> None:
+    async def end_game(self, channel_id: str, game: int | None = None) -> None:
+        """End the channel's game; with `game` (the id a confirmation was asked for), only if it is still that one."""
         async with self.channel_lock(channel_id):
             session = await self.session(channel_id)
+            if game is not None and session.id != game:
+                raise BadInput("That game has already ended; this question was about it, not the game here now.")
             await self.deps.store.end_session(session.id)
         self.summary_backoff.pop(channel_id, None)
         log.info("game_ended", channel_id=channel_id)
@@ -157,16 +163,34 @@ class Engine(PlayerActions, Roster, Rewind):
         `debug` switches debug mode for this action alone (an admin's choice; the front end checks who asks).
         `show(speaker, text)` is told the visible reply so far as it streams (it may start over: a retried
         generation, a replayed turn); the committed reply, which the result holds, is the one that counts."""
+        return await self.play_turn(await self.accept_turn(channel_id, author_id, author_name, text, debug), show)
+
+    async def accept_turn(self, channel_id: str, author_id: str, author_name: str, text: str,
+                          debug: bool | None = None, *, replaces: LastTurn | None = None) -> Turn:
+        """A message judged and stored (pending) the moment it arrives, before it waits for the turns ahead of it:
+        a crash while it waits is reported at the next start, never lost. Refusals store nothing. Accepted in
+        arrival order per channel, so a front end that queues the turns itself keeps that order by queueing each
+        as soon as this returns (no await between)."""
+        async with self._accepting[channel_id]:
+            playing = Turn(await self.session(channel_id), author_id, author_name, jsonio.well_formed(text.strip()),
+                           debug_override=debug, replaces=replaces)
+            await stages.accept(playing, self.deps)
+        return playing
+
+    async def play_turn(self, playing: Turn, show: Callable[[str, str], None] | None = None) -> TurnResult:
+        """Play a turn `accept_turn` took, once the turns ahead of it in its channel are done."""
+        channel_id = playing.session.channel_id
+        playing.show = show
         async with self.channel_lock(channel_id):
             await fair.step()  # turns begin one per pass of the loop, in the order they came (engine/fair.py)
-            playing = Turn(await self.session(channel_id), author_id, author_name, jsonio.well_formed(text.strip()),
-                           debug_override=debug, show=show)
             try:
                 result = await stages.play(playing, self.deps)
             finally:
                 if playing.request is not None:
                     self.last_request[channel_id] = playing.request
                     self.last_suggestions[channel_id] = playing.hints
+        if playing.replaces is not None and playing.replaces.committed:
+            self._forget(playing.session.id, [playing.replaces.turn.id])
         # The reply goes out now; a due summary runs beside the next turns, not in front of them.
         if playing.unsummarised > self.deps.config.turn.summarize_after:
             self._summarize_later(channel_id)
@@ -174,21 +198,19 @@ class Engine(PlayerActions, Roster, Rewind):
             self._later(f"memory:{channel_id}", self.remember(playing.session.id, result.state))
         return result
 
+    async def abandon(self, playing: Turn) -> None:
+        """A turn accepted but never played (the front end failed before it could): its words kept, marked failed."""
+        if playing.player is not None and not playing.settled:
+            await stages.abandon(playing, self.deps)
+
     async def retry(self, channel_id: str, author_id: str, *, admin: bool = False,
                     show: Callable[[str, str], None] | None = None) -> TurnResult:
-        """Play the channel's last turn again: reverted first if it committed (a failed one changed nothing), then
-        asked again with the same words for the same player. Only while nothing newer happened, and only by the
-        player who made it (or an admin). The dice are the same: the turn's seed comes from the state it started from."""
-        async with self.channel_lock(channel_id):
-            session = await self.session(channel_id)
-            last = await self._retryable(session, author_id, admin)
-            if last.committed:
-                await self.deps.store.undo_turns(session.id, [last.turn], version=session.version)
-            else:
-                await self.deps.store.undo_turns_failed(session.id, last.turn)
-        if last.committed:
-            self._forget(session.id, [last.turn.id])
-        return await self.take_turn(channel_id, last.author_id, last.author_name, last.text, show=show)
+        """Play the channel's last turn again, with the same words for the same player, from the state it started
+        from (so the dice fall the same); the old turn is taken back only when the new one commits, so a retry that
+        fails changes nothing. Only while nothing newer happened, and only by the player who made it (or an admin)."""
+        last = await self._retryable(await self.session(channel_id), author_id, admin)
+        playing = await self.accept_turn(channel_id, last.author_id, last.author_name, last.text, replaces=last)
+        return await self.play_turn(playing, show)
 
     async def cancelled(self, channel_id: str) -> int:
         """The player stopped a turn of theirs (its task was cancelled): nothing of it was applied; its words stay

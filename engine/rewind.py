@@ -8,28 +8,15 @@ from dataclasses import dataclass
 import structlog
 
 from .core import Core
-from .errors import BadInput
-from .state import GameState
+from .errors import BadInput, NeedsConfirming
+from .state import GameState, Message
 from .store import LastTurn, Session
+from .store.undo import UNDO_KEPT
+from .turn import going_back
 
 log = structlog.get_logger(__name__)
 
-MAX_UNDO = 20
-
-
-def _same_players(now: GameState, before_json: str, verb: str) -> None:
-    """Refuse to put back a state from before a character joined the game or a player joined or left the party:
-    those write no log line, and going back would quietly undo them along with the turns."""
-    before = GameState.model_validate_json(before_json)
-    joined = [c.name for owner, c in now.characters.items() if owner not in before.characters]
-    moved = [now.characters[owner].name for owner in set(now.party.player_ids) ^ set(before.party.player_ids)
-             if owner in now.characters and owner in before.characters]
-    if joined:
-        raise BadInput(f"{' and '.join(sorted(joined))} joined the game after that, so it can no longer be {verb}: "
-                       f"going back would take {'them' if len(joined) > 1 else 'that character'} out of the game.")
-    if moved:
-        raise BadInput(f"{' and '.join(sorted(moved))} joined or left the party after that, so it can no longer be "
-                       f"{verb} (going back would undo that too).")
+MAX_UNDO = UNDO_KEPT  # turns one undo may take back: the store keeps what that many turns committed over
 
 
 @dataclass(frozen=True)
@@ -42,9 +29,12 @@ class Undone:
 class Rewind(Core):
     """Undo, and what a retry checks first, on Engine."""
 
-    async def undo(self, channel_id: str, n: int = 1) -> Undone:
+    async def undo(self, channel_id: str, n: int = 1, *, seen: int = 0) -> Undone:
         """Revert the channel's last `n` committed turns: the state goes back to what the oldest of them started
-        from, byte for byte, and their log lines (and anything after) stay in the log marked undone."""
+        from, byte for byte, and their log lines (and anything after) stay in the log marked undone.
+
+        What players did themselves since (a rest, a deal, a spell, a roll) goes back too: unless the caller already
+        showed those `seen` lines and was told to go on, NeedsConfirming lists them and nothing is undone."""
         if not 1 <= n <= MAX_UNDO:
             raise BadInput(f"Undo takes 1 to {MAX_UNDO} turns.")
         async with self.channel_lock(channel_id):
@@ -54,20 +44,25 @@ class Rewind(Core):
                 raise BadInput("There is no turn to undo in this game.")
             if len(turns) < n:
                 raise BadInput(f"Only {len(turns)} turn{'s' if len(turns) > 1 else ''} of this game can be undone.")
-            if any(t.state_before is None for t in turns):
-                raise BadInput("That turn was played before this version of Lorekeeper kept what undo needs; "
-                               "it cannot be undone.")
-            _same_players(session.state, turns[-1].state_before or "{}", "undone")
+            if turns[-1].state_before is None:  # the store keeps it for the newest MAX_UNDO turns only
+                kept = sum(1 for t in turns if t.state_before is not None)
+                raise BadInput(f"Undo keeps what the last {MAX_UNDO} turns changed, so only {kept} turn"
+                               f"{'s' if kept != 1 else ''} of this game can be undone now.")
+            going_back(session.state, turns[-1].state_before or "{}", "undone")
+            also = await self.deps.store.lines_since(session.id, turns[-1].first_message)
+            if len(also) != seen:
+                raise NeedsConfirming(_also(also, changed=bool(seen)), items=[m.text for m in also])
             undone = await self.deps.store.undo_turns(session.id, turns, version=session.version)
         self._forget(session.id, [t.id for t in turns])
         log.info("turns_undone", channel_id=channel_id, turns=len(turns), messages=len(undone))
         return Undone(len(turns), len(undone), GameState.model_validate_json(turns[-1].state_before or "{}"))
 
     async def check_retry(self, channel_id: str, author_id: str, *, admin: bool = False) -> None:
-        """What would refuse a retry, before a front end shows anything (refusals can then stay private)."""
+        """What would refuse a retry, before a front end shows anything (refusals can then stay private): a retry is
+        a new turn for the limits."""
         session = await self.session(channel_id)
         await self._retryable(session, author_id, admin)
-        await self.deps.store.enforce_limits(self.deps.config.limits, author_id, session.guild_id, rate=False)
+        await self.deps.store.enforce_limits(self.deps.config.limits, author_id, session.guild_id)
 
     async def _retryable(self, session: Session, author_id: str, admin: bool) -> LastTurn:
         last = await self.deps.store.last_turn(session.id)
@@ -78,12 +73,21 @@ class Rewind(Core):
         if last.newer:
             raise BadInput("Something happened after that turn, so it can no longer be retried.")
         if last.committed and last.turn.state_before is None:
-            raise BadInput("That turn was played before this version of Lorekeeper kept what retry needs.")
+            raise BadInput("That turn is too old to retry.")
         if last.committed:
-            _same_players(session.state, last.turn.state_before or "{}", "retried")
+            going_back(session.state, last.turn.state_before or "{}", "retried")
         return last
 
     def _forget(self, session_id: int, turn_ids: list[int]) -> None:
         if self.deps.lore is not None:
             memory, game = self.deps.lore.memory, self.deps.store.game_key(session_id)
             self._later(f"forget:{session_id}", asyncio.to_thread(memory.forget, game, turn_ids))
+
+
+def _also(lines: list[Message], *, changed: bool) -> str:
+    """What an undo would take back besides the turns, as the question put to whoever asked for it."""
+    shown = [" ".join(m.text.split()) for m in lines[:10]]
+    listed = "\n".join(f"- {t if len(t) <= 140 else t[:139] + '…'}" for t in shown)
+    more = f"\n- and {len(lines) - 10} more" if len(lines) > 10 else ""
+    return (("More was done since you were asked. " if changed else "")
+            + f"Undoing that also takes back what was done since, outside the story's turns:\n{listed}{more}")

@@ -20,20 +20,20 @@ from typing import Awaitable, Callable
 import structlog
 
 from . import decide, feedback, grounding, limits
-from .instructions import system_prompt
+from .basics import AgentType, utcnow
 from .context import brief_context, game_context, history_messages, visible_history
 from .deps import Deps
-from .errors import GameError, ModelError, NoGameRunning, ProviderConfigError, StaleSession, TurnFailed
+from .errors import BadInput, GameError, ModelError, NoGameRunning, ProviderConfigError, StaleSession, TurnFailed
 from .loop import AgentRun, Limits, run_agent
 from .lore.memory import Memory, recall_lines
 from .lore.retrieval import cite, context_block, passages_for
+from .instructions import system_prompt
 from .models import ChatMessage, ModelRequest
-from .basics import AgentType, utcnow
-from .state import Message
+from .state import GameState, Message
 from .store import TurnRecord, call_rows
 from .suggestions import format_suggestions, suggest
 from .tools import ToolContext, tools_for
-from .turn import APOLOGY, NARRATOR_ID, Turn, TurnResult, check, turn_seed
+from .turn import APOLOGY, NARRATOR_ID, RETRY_FAILED, Turn, TurnResult, check, going_back, turn_seed
 from .verify import Verification, correction_request
 from .verify import verify as verify_reply
 from .visibility import Viewer, lore_secrets
@@ -46,15 +46,56 @@ PLAYS = 3  # times a turn is played when other processes keep changing the game 
 CHECK_SHARED = os.environ.get("LOREKEEPER_CHECK_SHARED_STATE") == "1"
 
 
+async def accept(turn: Turn, deps: Deps) -> None:
+    """Before the message waits for its channel: everything that refuses it, then its words stored (pending), so
+    a crash while it waits behind other turns cannot lose it. A refusal stores nothing."""
+    await rewind(turn, deps)
+    await checks(turn, deps)
+    await _store_player(turn, deps, queued=True)
+
+
+async def rewind(turn: Turn, deps: Deps) -> None:
+    """A retry: refused unless the turn it plays again is still the last thing that happened; it is played from the
+    state that turn started from (the same dice), and the old turn is taken back only when this one commits."""
+    old = turn.replaces
+    if old is None:
+        return
+    last = await deps.store.last_turn(turn.session.id, besides=turn.player.id if turn.player else None)
+    if last is None or last.turn.id != old.turn.id or last.newer:
+        raise BadInput("Something happened after that turn, so it can no longer be retried.")
+    if old.committed:
+        if old.turn.state_before is None:
+            raise BadInput("That turn is too old to retry.")
+        going_back(turn.session.state, old.turn.state_before, "retried")
+        turn.session = replace(turn.session, state=GameState.model_validate_json(old.turn.state_before))
+
+
 async def checks(turn: Turn, deps: Deps) -> None:
     turn.route = check(turn.session, turn.author_id, turn.text, deps.config.turn.max_action_chars)
-    # A turn played again (a replay after a race, a retry) was admitted once: only the budget is judged again.
+    # A turn played again (a replay after a race, a turn that waited for its channel) was admitted once: only the
+    # budget is judged again.
     await deps.store.enforce_limits(deps.config.limits, turn.author_id, turn.session.guild_id,
-                         rate=turn.player is None)
+                                    rate=turn.player is None)
+
+
+def _said(turn: Turn) -> Message:
+    """The player's words as the log keeps them: whom they speak to and who hears them, as the game is now."""
+    assert turn.route is not None
+    return Message(channel_id=turn.session.channel_id, author_id=turn.author_id, author_name=turn.author_name,
+                   agent=AgentType.PLAYER, npc_id=turn.route.npc.id if turn.route.npc else None, text=turn.text,
+                   witnesses=list(turn.session.state.party.npc_ids))
+
+
+async def _store_player(turn: Turn, deps: Deps, *, queued: bool = False) -> None:
+    # A refusal here (the player's turn rate, judged again under the write) stores nothing, as the checks' do.
+    fresh = _said(turn)
+    await deps.store.begin_turn(turn.session.id, fresh, limits.rate(deps.config.limits, turn.session.guild_id),
+                                queued=queued)
+    turn.player = fresh
 
 
 async def begin(turn: Turn, deps: Deps) -> None:
-    """Number the turn, copy the state to work on, and store the player's words before anything can fail."""
+    """Number the turn, copy the state to work on, and store the player's words (if not yet) before anything can fail."""
     state, chosen = turn.session.state, turn.route
     assert chosen is not None
     turn.seq = state.turn + 1
@@ -63,15 +104,13 @@ async def begin(turn: Turn, deps: Deps) -> None:
     npc_id = chosen.npc.id if chosen.npc else None
     turn.ctx = ToolContext(turn.work, random.Random(turn.seed), chosen.agent, turn.author_id, npc_id, deps,
                            session_id=turn.session.id)
-    fresh = Message(channel_id=turn.session.channel_id, author_id=turn.author_id, author_name=turn.author_name,
-                    agent=AgentType.PLAYER, npc_id=npc_id, text=turn.text, witnesses=list(state.party.npc_ids))
     if turn.player is None:
-        # Stored before anything can fail; a refusal here (the player's turn rate, judged again under the write)
-        # stores nothing, as the checks' refusals do.
-        await deps.store.begin_turn(turn.session.id, fresh, limits.rate(deps.config.limits, turn.session.guild_id))
-        turn.player = fresh
-    else:  # played again on a newer state: the stored message stays; who it speaks to and who hears it may not
+        await _store_player(turn, deps)
+    else:  # stored earlier, or played again on a newer state: whom it speaks to and who hears it may have changed
+        fresh = _said(turn)
         turn.player.npc_id, turn.player.witnesses = fresh.npc_id, fresh.witnesses
+        if turn.player.status == "queued":  # its turn has come: to the end of the log, pending
+            await deps.store.start_turn(turn.session.id, turn.player)
     turn.record = TurnRecord(seq=turn.seq, agent=chosen.agent, npc_id=npc_id, status="ok", seed=turn.seed,
                              started_at=utcnow())
     turn.grounding_calls, turn.grounding_tools, turn.referee_note, turn.verification = [], [], "", None
@@ -118,7 +157,8 @@ async def context(turn: Turn, deps: Deps) -> None:
     npc = state.npcs.get(npc_id) if npc_id else None
     npc_agent = chosen.agent is AgentType.NPC
     history = await deps.store.messages(turn.session.id, after_id=0 if npc_agent else state.summary_upto,
-                                        limit=cfg.turn.history_messages * (4 if npc_agent else 1))
+                                        limit=cfg.turn.history_messages * (4 if npc_agent else 1),
+                                        before_id=turn.replaces.turn.first_message if turn.replaces else None)
     seen = visible_history(history, chosen.agent, npc_id)[-cfg.turn.history_messages:]
     memories = await _recall(turn, deps, before_id=seen[0].id if seen else None)
     turn.hints = (decide.found_by_checks(suggest(state, turn.text, chosen.agent, npc, cfg.turn.suggestion_limit,
@@ -261,19 +301,25 @@ async def commit(turn: Turn, deps: Deps) -> None:
                      npc_id=speaker.id if speaker else None, text=turn.reply, witnesses=list(turn.work.party.npc_ids))
     committed = await deps.store.commit_turn(turn.session.id, turn.work, [turn.player, answer], turn.record,
                                              call_rows([*turn.grounding_tools, *turn.run.calls]),
-                                             version=turn.session.version)
-    turn.turn_id, turn.unsummarised = committed.turn_id, committed.unsummarised
+                                             version=turn.session.version, replaces=turn.replaces)
+    turn.turn_id, turn.unsummarised, turn.settled = committed.turn_id, committed.unsummarised, True
 
 
 Stage = Callable[[Turn, Deps], Awaitable[None]]
-STAGES: tuple[Stage, ...] = (checks, begin, grounding.planner, lore, grounding.referee, grounding.persona, context,
+STAGES: tuple[Stage, ...] = (rewind, checks, begin, grounding.planner, lore, grounding.referee, grounding.persona, context,
                              decide.decide, run, verify, citations, commit)
 
 
 # -- playing the stages ----------------------------------------------------------------------------------------------
 
 async def play(turn: Turn, deps: Deps) -> TurnResult:
-    """Run every stage; on a failure after the message was stored, record it and raise a sentence for the player."""
+    """Run every stage; on a failure after the message was stored, record it and raise a sentence for the player.
+    A turn accepted earlier (its words stored while it waited for the channel) plays on the game as it is now."""
+    if turn.player is not None:
+        fresh = await deps.store.load_session(turn.session.channel_id)
+        if fresh is None or fresh.id != turn.session.id:
+            raise await _failed(turn, deps, NoGameRunning())
+        turn.session = fresh
     for attempt in range(1, PLAYS + 1):
         played_from = turn.session.state
         before = played_from.model_dump_json() if CHECK_SHARED else None
@@ -308,6 +354,11 @@ async def play(turn: Turn, deps: Deps) -> TurnResult:
                       turn.verification.as_record() if turn.verification else [], turn.debug, turn.text)
 
 
+async def abandon(turn: Turn, deps: Deps) -> None:
+    """A turn accepted but never played (its front end failed first): its words kept, marked failed."""
+    await _failed(turn, deps, TurnFailed("The turn was not played.", reason="its front end gave it up"))
+
+
 async def _failed(turn: Turn, deps: Deps, exc: BaseException) -> GameError:
     """Keep the player's words, marked failed, with why; return the error to show the player."""
     assert turn.player is not None
@@ -319,9 +370,12 @@ async def _failed(turn: Turn, deps: Deps, exc: BaseException) -> GameError:
         log.warning("turn_failed", channel_id=turn.session.channel_id, error=record.error)
     else:
         log.error("turn_crashed", channel_id=turn.session.channel_id, exc_info=exc)
-    await deps.store.record_failed_turn(turn.session.id, turn.player, record)
+    await deps.store.record_failed_turn(turn.session.id, turn.player, record, retry=turn.replaces is not None)
+    turn.settled = True
     if isinstance(exc, GameError) and not isinstance(exc, TurnFailed):
         return exc  # a refusal in the player's own terms (the game changed under the turn): say it as it is
+    if turn.replaces is not None:
+        return TurnFailed(RETRY_FAILED, reason=record.error)
     # A configuration mistake will not fix itself: say what it is, so the admin can.
     message = f"{APOLOGY}\n({exc})" if isinstance(exc, ProviderConfigError) else APOLOGY
     return TurnFailed(message, reason=record.error)

@@ -199,7 +199,8 @@ class Message(Model):
     agent: AgentType
     npc_id: str | None = None  # the NPC who spoke, or whom the player addressed
     text: str
-    # pending: its turn is under way; failed: the turn failed (nothing applied); interrupted: its process died first
-    status: Literal["ok", "pending", "failed", "interrupted", "undone"] = "ok"
+    # queued: it waits behind other turns; pending: its turn is under way; failed: the turn failed (nothing applied);
+    # interrupted: its process died first
+    status: Literal["ok", "queued", "pending", "failed", "interrupted", "undone"] = "ok"
     witnesses: list[str] = Field(default_factory=list)  # NPC ids travelling with the party at the time
     created_at: datetime = Field(default_factory=utcnow)

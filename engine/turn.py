@@ -8,22 +8,24 @@ import random
 from dataclasses import dataclass, field
 from typing import Callable
 
-from .errors import BadInput, NoCharacter
-from .lore.search import Hit
-from .lore.retrieval import Source
-from .loop import AgentRun, ModelCall
-from .models import ModelRequest
-from .orchestrator import Route, route
 from .basics import AgentType
 from .entities import NPC
+from .errors import BadInput, NoCharacter
+from .loop import AgentRun, ModelCall
+from .lore.retrieval import Source
+from .lore.search import Hit
+from .models import ModelRequest
+from .orchestrator import Route, route
 from .state import GameState, Message
-from .store import Session, TurnRecord
+from .store import LastTurn, Session, TurnRecord
 from .suggestions import Suggestion
 from .tools import TOOLS, ToolCall, ToolContext
 from .verify import Verification
 
 APOLOGY = ("*The Game Master's quill snaps mid-sentence, and the world holds its breath.* "
            "Nothing happened — your action was kept; try it again in a moment.")
+RETRY_FAILED = ("The Game Master could not answer again just now, so your last turn stands as it was. "
+                "Try /retry again in a moment.")
 NARRATOR_ID = "narrator"
 
 
@@ -42,6 +44,7 @@ class Turn:
     text: str
     debug_override: bool | None = None  # debug mode for this action alone (it outranks the channel's switch)
     show: Callable[[str, str], None] | None = None  # (speaker, the visible reply so far) as it streams
+    replaces: LastTurn | None = None  # a retry: the turn it plays again, taken back only when this one commits
     route: Route | None = None
     seq: int = 0
     seed: int = 0
@@ -63,6 +66,7 @@ class Turn:
     reply: str = ""
     turn_id: int = 0
     unsummarised: int = 0  # log lines since the summary, counted as the turn committed
+    settled: bool = False  # committed, or recorded as failed: its stored words are no longer pending
 
 
 @dataclass
@@ -123,3 +127,18 @@ def check(session: Session, author_id: str, text: str, max_chars: int) -> Route:
             raise BadInput(f"{name} is not with the party, and cannot join in the middle of a fight.")
         raise BadInput(f"{name} is not with the party: /party join first.")
     return route(state, text)
+
+
+def going_back(now: GameState, before_json: str, verb: str) -> None:
+    """Refuse to put back a state from before a character joined the game or a player joined or left the party:
+    those write no log line, and going back would quietly undo them along with the turns."""
+    before = GameState.model_validate_json(before_json)
+    joined = [c.name for owner, c in now.characters.items() if owner not in before.characters]
+    moved = [now.characters[owner].name for owner in set(now.party.player_ids) ^ set(before.party.player_ids)
+             if owner in now.characters and owner in before.characters]
+    if joined:
+        raise BadInput(f"{' and '.join(sorted(joined))} joined the game after that, so it can no longer be {verb}: "
+                       f"going back would take {'them' if len(joined) > 1 else 'that character'} out of the game.")
+    if moved:
+        raise BadInput(f"{' and '.join(sorted(moved))} joined or left the party after that, so it can no longer be "
+                       f"{verb} (going back would undo that too).")

@@ -398,8 +398,10 @@ async def test_only_the_starter_or_an_admin_ends_a_game_after_confirming(fake, b
     ask = await fake.interaction("game end", user="alice")
     question = await ask.wait_original()
     assert question["flags"] & 64 and "cannot be resumed" in question["content"]
-    with pytest.raises(Exception):
-        await (await fake.component(question, "game-end-confirm", user="bob")).wait_response(timeout=0.5)
+    # Someone else's press is answered privately, and changes nothing.
+    stranger = await (await fake.component(question, "game-end-confirm", user="bob")).wait_response()
+    assert stranger["data"]["flags"] & 64 and "alice's to answer" in stranger["data"]["content"]
+    assert (await bot.engine.state(cid)).title
     keep = await fake.component(question, "game-end-cancel", user="alice")
     assert (await keep.wait_response())["data"]["content"] == "The game goes on."
     assert (await bot.engine.state(cid)).title  # still running
@@ -412,6 +414,22 @@ async def test_only_the_starter_or_an_admin_ends_a_game_after_confirming(fake, b
     await bot.engine.start_game(cid, started_by=str(fake.user("alice").id))
     admin = await fake.interaction("game end", user="gm")
     assert "cannot be resumed" in (await admin.wait_original())["content"]  # an admin may too
+
+
+async def test_an_old_end_question_never_ends_a_later_game(fake, bot):
+    start = await fake.interaction("game start", user="alice")
+    await start.wait_followups(1)
+    cid = str(fake.channel("general").id)
+    first = await fake.interaction("game end", user="alice")
+    stale = await first.wait_original()
+    again = await fake.interaction("game end", user="alice")  # asked twice; the second is confirmed
+    click = await fake.component(await again.wait_original(), "game-end-confirm", user="alice")
+    assert (await click.wait_response())["data"]["content"] == "Done."
+    await bot.engine.start_game(cid, started_by=str(fake.user("alice").id))
+    later = (await bot.engine.session(cid)).id
+    old = await (await fake.component(stale, "game-end-confirm", user="alice")).wait_response()
+    assert "already ended" in old["data"]["content"]
+    assert (await bot.engine.session(cid)).id == later  # the new game plays on
 
 
 async def test_replies_to_an_npc_still_reach_it_after_a_restart(fake, bot, model):
@@ -489,6 +507,34 @@ async def test_messages_a_crashed_bot_never_answered_are_reported_once_at_start_
         assert len(fake.calls("POST", rf"/channels/{cid}/messages")) == 1  # reported once, not at every start
 
 
+async def test_messages_waiting_behind_a_turn_are_stored_as_they_arrive(fake, bot, model):
+    """The bot queues a channel's turns itself: each message is in the database before it waits, so a crash while
+    it waits cannot lose it; they are played in the order they came."""
+    cid = await game_with_players(bot, fake)
+    model.latency = 0.05  # the first reply takes a while
+    model.add("The sea door groans open onto the dark.", "You raise it high.", "Bram follows.")
+    await fake.message("I open the sea door.", author="alice")
+    await asyncio.sleep(0.2)
+    await fake.message("I raise the lantern.", author="alice")
+    await fake.message("I follow her in.", author="bob")
+    session = await bot.engine.session(cid)
+    for _ in range(50):
+        waiting = [(m.text, m.status) for m in await bot.engine.deps.store.messages(session.id, include_failed=True)
+                   if m.agent is AgentType.PLAYER]
+        if len(waiting) == 3:
+            break
+        await asyncio.sleep(0.02)
+    assert waiting == [("I open the sea door.", "pending"), ("I raise the lantern.", "queued"),
+                       ("I follow her in.", "queued")]
+    for _ in range(200):
+        played = [m.text for m in await bot.engine.deps.store.messages(session.id)]
+        if len(played) >= 7:
+            break
+        await asyncio.sleep(0.05)
+    assert played[1:] == ["I open the sea door.", "The sea door groans open onto the dark.", "I raise the lantern.",
+                          "You raise it high.", "I follow her in.", "Bram follows."]  # in the order they came
+
+
 async def test_retry_and_undo_over_discord(fake, bot, model):
     cid = await game_with_players(bot, fake)
     model.add("You climb. <roll>1d20+2</roll>", " You reach the top.")
@@ -511,6 +557,30 @@ async def test_retry_and_undo_over_discord(fake, bot, model):
     assert (await bot.engine.state(cid)).turn == state.turn - 1
     again = await fake.interaction("gm-admin undo", {"turns": 1}, user="gm")
     assert "no turn to undo" in (await again.wait_response())["data"]["content"]
+
+
+async def test_an_admin_undo_lists_what_players_did_themselves_and_asks_first(fake, bot, model):
+    cid = await game_with_players(bot, fake)
+    model.add("The tide turns.")
+    await (await fake.interaction("act", {"action": "I wait for the tide."}, user="alice")).wait_followups(1)
+    await (await fake.interaction("rest", {"kind": "short"}, user="alice")).wait_response()
+    rested = (await bot.engine.state(cid)).model_dump_json()
+    fake.add_user("gm", permissions="manage_guild")
+    undo = await fake.interaction("gm-admin undo", {"turns": 1}, user="gm")
+    question = await undo.wait_original()
+    assert question["flags"] & 64 and "Aria takes a short rest." in question["content"]
+    assert (await bot.engine.state(cid)).model_dump_json() == rested  # nothing undone while it asks
+    nosy = await (await fake.component(question, "undo-confirm", user="alice")).wait_response()
+    assert nosy["data"]["flags"] & 64 and "gm's to answer" in nosy["data"]["content"]  # not alice's to press
+    keep = await (await fake.component(question, "undo-cancel", user="gm")).wait_response()
+    assert keep["data"]["content"] == "Nothing was undone."
+    assert (await bot.engine.state(cid)).model_dump_json() == rested
+    undo = await fake.interaction("gm-admin undo", {"turns": 1}, user="gm")
+    click = await fake.component(await undo.wait_original(), "undo-confirm", user="gm")
+    assert (await click.wait_response())["data"]["content"] == "Done."
+    [said] = await fake.wait_for("POST", rf"/channels/{cid}/messages")
+    assert "1 turn undone by" in said.json["content"]
+    assert (await bot.engine.state(cid)).turn == 0
 
 
 async def test_a_reply_streams_into_its_message_edited_as_it_grows(tmp_path, fake, model, monkeypatch):

@@ -617,3 +617,36 @@ def test_every_package_is_listed_for_the_wheel():
     listed = set(tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
     found = {".".join(p.parent.relative_to(root).parts) for top in ("engine", "bot") for p in (root / top).rglob("__init__.py")}
     assert found == listed
+
+
+async def test_undo_at_the_keyboard_asks_before_taking_back_your_own_rest(tmp_path):
+    import random
+
+    from bot.terminal import Terminal
+    from engine import Deps, Engine, ScriptedModel, Store, load_config
+    from engine.basics import AgentType
+    from tests.conftest import CORPUS
+
+    answers: list[str] = []
+    shown: list[str] = []
+
+    async def ask(prompt: str) -> str:
+        shown.append(prompt)
+        return answers.pop(0)
+
+    model = ScriptedModel()
+    async with Store.open(tmp_path / "t.db") as store:
+        engine = Engine(Deps(store, {a: model for a in AgentType}, load_config(), CORPUS, rng=random.Random(1)))
+        terminal = Terminal(engine, "terminal:t", "local", "me", out=shown.append, ask=ask)
+        await terminal.open(None)
+        await engine.create_character("terminal:t", "local", "Aria", "fighter")
+        model.add("The tide turns.")
+        await terminal.play("I wait for the tide.")
+        await terminal.commands["/rest"]("short")
+        answers.append("no")
+        await terminal.commands["/undo"]("")
+        assert "Aria takes a short rest." in "\n".join(shown) and "Nothing was undone." in shown
+        assert (await engine.state("terminal:t")).turn == 2  # the turn and the rest both stand
+        answers.append("yes")
+        await terminal.commands["/undo"]("")
+        assert (await engine.state("terminal:t")).turn == 0 and answers == []

@@ -268,6 +268,48 @@ async def test_a_message_in_flight_survives_a_kill_and_is_reported_at_start_up(t
         assert [m for m in await store.messages(session.id) if m.agent is AgentType.PLAYER] == []  # not history
 
 
+QUEUED_CHILD = CHILD.replace('        await engine.take_turn("c1", "u1", "alice", "I open the sea door.")\n', """\
+        await engine.create_character("c1", "u2", "Bram", "wizard")
+        first = asyncio.create_task(engine.take_turn("c1", "u1", "alice", "I open the sea door."))
+        await asyncio.sleep(0.2)
+        waiting = []
+        for who, name, text in (("u2", "bo", "I hold the lantern."), ("u1", "alice", "I step through."),
+                                ("u2", "bo", "I follow.")):
+            waiting.append(asyncio.create_task(engine.take_turn("c1", who, name, text)))
+            await asyncio.sleep(0.1)
+        print("QUEUED", flush=True)  # three wait behind the first, whose model never answers
+        await asyncio.gather(first, *waiting)
+""")
+assert QUEUED_CHILD != CHILD
+
+
+async def test_messages_waiting_behind_a_turn_survive_a_kill_and_are_each_reported_once(tmp_path):
+    db = tmp_path / "g.db"
+    child = subprocess.Popen([sys.executable, "-c", QUEUED_CHILD, str(db)], cwd=ROOT, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        line = ""
+        while "QUEUED" not in line and time.monotonic() < deadline:
+            line = await asyncio.to_thread(child.stdout.readline)
+            if not line and child.poll() is not None:
+                raise AssertionError(child.stderr.read())
+        async with Store.open(db) as store:
+            assert await store.recover_interrupted() == []  # all four belong to a live process
+        os.kill(child.pid, signal.SIGKILL)
+    finally:
+        child.kill()
+        child.wait(10)
+    async with Store.open(db) as store:
+        lost = await store.recover_interrupted()
+        assert [(m.author_name, m.text) for m in lost] == [
+            ("alice", "I open the sea door."), ("bo", "I hold the lantern."), ("alice", "I step through."),
+            ("bo", "I follow.")]  # every accepted message, in the order they came
+        assert await store.recover_interrupted() == []  # reported once
+        session = await store.load_session("c1")
+        assert session is not None and session.state.turn == 0
+
+
 @pytest.mark.usefixtures("backend")
 async def test_an_earlier_process_with_our_pid_is_not_taken_for_us(tmp_path):
     """In a container the bot is pid 1 at every start: the last run's pending turn must still count as interrupted."""

@@ -387,6 +387,27 @@ async def test_openai_faults_429_500_timeout_and_cut(tmp_path, server):
         await ctx.__aexit__(None, None, None)
 
 
+async def test_a_retry_through_the_sdk_that_gets_http_500_three_times_changes_nothing(tmp_path, server):
+    """/retry takes the old turn back only when the new one commits: three 500s (or a timeout) leave it as it was."""
+    server.add(Step('I take it. <modify_inventory item="Rope" quantity="1"/>'), Step(" Here is your rope."))
+    table, ctx, _ = await table_with(tmp_path, gpt(server, timeout=1.0))
+    try:
+        await table.engine.take_turn(CHANNEL, "u1", "bob", "I take the rope.")
+        session = await table.engine.session(CHANNEL)
+        before = (session.state.model_dump_json(),
+                  [(m.text, m.status) for m in await table.store.messages(session.id, include_failed=True)])
+        for faults in ([Step(status=500, error={"message": "down"})] * 3, [Step("Late.", delay=3.0)] * 3):
+            server.add(*faults)
+            with pytest.raises(TurnFailed, match="your last turn stands as it was"):
+                await table.engine.retry(CHANNEL, "u1")
+            session = await table.engine.session(CHANNEL)
+            after = [(m.text, m.status) for m in await table.store.messages(session.id, include_failed=True)]
+            assert session.state.model_dump_json() == before[0]
+            assert [line for line in after if line[1] != "failed"] == before[1]  # nothing taken back
+    finally:
+        await ctx.__aexit__(None, None, None)
+
+
 async def test_openai_bad_key_and_unknown_model(tmp_path, server):
     table, ctx, sleeps = await table_with(tmp_path, gpt(server, key="nope"))
     try:

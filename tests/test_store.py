@@ -422,3 +422,43 @@ async def test_long_reports_and_long_reads_of_the_log_run_off_the_event_loop(tmp
             ran.clear()
             await long_read
             assert ran and loop_thread not in ran
+
+
+@pytest.mark.usefixtures("backend")
+async def test_a_game_saved_before_undo_kept_only_what_it_needs_is_trimmed_and_still_undoes(tmp_path):
+    """Migration 11: of the copies a turn row kept (every turn's, ~20 KB each), the newest 20 undoable ones move
+    beside the turns; the rest are dropped, and undo goes on working."""
+    from tests.conftest import make_table, CHANNEL
+
+    db = store_at(tmp_path / "old.db")
+    table, ctx = await make_table(db)
+    try:
+        for n in range(24):
+            await table.turn(f"I wait ({n}).", f"Time passes ({n}).")
+        session = await table.engine.session(CHANNEL)
+        kept = {t.id: t.state_before for t in await table.store.undoable_turns(session.id, 24)}
+        # As the version before kept it: a copy in every turn's row, nothing beside them, migration 11 not applied.
+        fill = [(state or '{"old": true}', turn_id) for turn_id, state in kept.items()]
+        await table.store.driver.write(_as_before_11(fill))
+    finally:
+        await ctx.__aexit__(None, None, None)
+    table, ctx = await make_table(db, start=False)
+    try:
+        assert await table.store.driver.read(query("SELECT COUNT(*) FROM turns WHERE state_before IS NOT NULL")) == [(0,)]
+        now = {t.id: t.state_before for t in await table.store.undoable_turns(session.id, 24)}
+        newest = sorted(kept, reverse=True)[:20]
+        assert [now[i] for i in newest] == [kept[i] for i in newest] and all(now[i] is None for i in kept if i not in newest)
+        assert (await table.engine.undo(CHANNEL, 3)).state.turn == 21
+    finally:
+        await ctx.__aexit__(None, None, None)
+
+
+def _as_before_11(fill):
+    from engine.store.sql import many, run
+
+    yield many("UPDATE turns SET state_before = ? WHERE id = ?", fill)
+    yield run("DELETE FROM undo_states")
+    for statement in ("DROP TABLE undo_states", "DROP INDEX turns_by_session", "DROP INDEX messages_by_turn",
+                      "DROP INDEX messages_waiting"):
+        yield run(statement)
+    yield run("DELETE FROM migrations WHERE version = 11")

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-import pytest
-
 import random
 
-from engine import BadInput
+import pytest
+
+from engine import BadInput, ScriptedModel, TurnFailed
 from engine.dice import roll as roll_dice
-from engine.errors import ModelError, StaleSession
+from engine.basics import AgentType
+from engine.errors import ModelError, NeedsConfirming, StaleSession
+from engine.state import Message
 from tests.conftest import CHANNEL
 
 pytestmark = pytest.mark.usefixtures("backend")  # every test here runs on SQLite and on PostgreSQL
@@ -120,3 +122,100 @@ async def test_a_failed_turn_is_retried_without_reverting_anything(table):
     assert result.reply == "The door creaks open."
     with pytest.raises(BadInput, match="no turn to undo|Only"):
         await table.engine.undo(CHANNEL, 2)  # the failed turn is not a committed one
+
+
+async def snapshot(table) -> tuple[str, list[tuple[str, str]]]:
+    """The saved state and every log line with its status: what "exactly as it was" compares."""
+    session = await table.engine.session(CHANNEL)
+    lines = await table.store.messages(session.id, include_failed=True, limit=500)
+    return session.state.model_dump_json(), [(m.text, m.status) for m in lines if m.status != "failed"]
+
+
+async def test_a_retry_that_fails_leaves_the_game_exactly_as_it_was(table):
+    """The old turn is taken back only when the new one commits: a model that fails three times changes nothing."""
+    await table.turn("I take the rope.", '<modify_inventory item="Rope" quantity="1"/>', "The chandler hands it over.")
+    before = await snapshot(table)
+    assert any(i.name == "Rope" for i in (await table.state()).characters["u1"].inventory)
+    table.model.add(*[ModelError("HTTP 500", retryable=True)] * 3)
+    with pytest.raises(TurnFailed) as failed:
+        await table.engine.retry(CHANNEL, "u1")
+    assert "your last turn stands as it was" in failed.value.message
+    assert await snapshot(table) == before  # the rope, the reply, the turn: all still there, nothing marked undone
+    # The failed attempt does not hide the turn: it can be retried again, and undone.
+    table.model.add("The chandler shrugs: no rope today.")
+    again = await table.engine.retry(CHANNEL, "u1")
+    assert again.reply == "The chandler shrugs: no rope today."
+    state = await table.state()
+    assert not any(i.name == "Rope" for i in state.characters["u1"].inventory) and state.turn == 1
+    undone = await table.engine.undo(CHANNEL)
+    assert undone.turns == 1 and undone.state.turn == 0  # back before the original: the retry committed over it
+
+
+async def test_a_retry_that_loses_a_race_is_refused_and_changes_nothing(table, monkeypatch):
+    """Another process writes the game and logs a line while the retry waits for the model: the retry's commit
+    fails, its replay finds the turn is no longer the last thing that happened, and the game keeps both."""
+    await table.turn("I wait.", "Time passes.")
+    session = await table.engine.session(CHANNEL)
+    other = Message(channel_id=CHANNEL, author_id="u2", author_name="amy", agent=AgentType.PLAYER, text="Bram hums.")
+    real = table.store.commit_turn
+
+    async def someone_wrote_first(*args, **kwargs):
+        monkeypatch.setattr(table.store, "commit_turn", real)
+        await table.store.save_state(session.id, session.state, [other])  # the version moves on
+        return await real(*args, **kwargs)
+
+    monkeypatch.setattr(table.store, "commit_turn", someone_wrote_first)
+    table.model.add("Time passes again.", "Time passes again.")
+    with pytest.raises(BadInput, match="can no longer be retried"):
+        await table.engine.retry(CHANNEL, "u1")
+    texts = [(m.text, m.status) for m in await table.store.messages(session.id, limit=100)]
+    assert texts[-3:] == [("I wait.", "ok"), ("Time passes.", "ok"), ("Bram hums.", "ok")]
+    assert (await table.state()).turn == 1
+
+
+async def test_a_retry_at_the_turn_limit_is_refused_before_anything_changes(tmp_path):
+    from engine.limits import RateLimited
+    from tests.test_limits import limited, table as limited_table
+
+    model, config = ScriptedModel(), limited(user_turns=1, user_window_s=60)
+    async with limited_table(tmp_path / "l.db", model, config) as engine:
+        model.add('<modify_inventory item="Rope" quantity="1"/>', "Here is your rope.")
+        await engine.take_turn(CHANNEL, "u1", "ann", "I buy rope.")
+        session = await engine.session(CHANNEL)
+        before = session.state.model_dump_json()
+        for attempt in (engine.check_retry(CHANNEL, "u1"), engine.retry(CHANNEL, "u1")):
+            with pytest.raises(RateLimited):
+                await attempt
+        after = await engine.session(CHANNEL)
+        assert after.state.model_dump_json() == before
+        assert [m.status for m in await engine.deps.store.messages(session.id, include_failed=True)] == ["ok", "ok", "ok"]
+
+
+async def test_undo_asks_before_taking_back_what_players_did_themselves(table):
+    await table.turn("I wait.", "Time passes.")
+    await table.engine.rest(CHANNEL, "u1", "bob", "short")
+    await table.engine.record_roll(CHANNEL, "u2", "amy", roll_dice("1d20", random.Random(1)), "luck")
+    rested = (await table.state()).model_dump_json()
+    with pytest.raises(NeedsConfirming) as asked:
+        await table.engine.undo(CHANNEL)
+    assert asked.value.seen == 2
+    assert "Aria takes a short rest." in asked.value.message and "Bram rolls 1d20" in asked.value.message
+    assert (await table.state()).model_dump_json() == rested  # nothing undone while it asks
+    await table.engine.rest(CHANNEL, "u2", "amy", "short")  # more happens before the answer
+    with pytest.raises(NeedsConfirming, match="More was done since you were asked") as again:
+        await table.engine.undo(CHANNEL, seen=asked.value.seen)
+    assert again.value.seen == 3
+    undone = await table.engine.undo(CHANNEL, seen=again.value.seen)
+    assert undone.turns == 1 and undone.state.turn == 0
+
+
+async def test_undo_keeps_only_what_the_last_twenty_turns_need(table):
+    for n in range(25):
+        await table.turn(f"I wait ({n}).", f"Time passes ({n}).")
+    session = await table.engine.session(CHANNEL)
+    kept = await table.store.undoable_turns(session.id, 25)
+    assert [t.state_before is not None for t in kept] == [True] * 20 + [False] * 5
+    await table.engine.undo(CHANNEL, 5)
+    with pytest.raises(BadInput, match="Undo keeps what the last 20 turns changed, so only 15 turns"):
+        await table.engine.undo(CHANNEL, 20)
+    assert (await table.engine.undo(CHANNEL, 15)).state.turn == 5

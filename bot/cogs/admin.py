@@ -13,11 +13,13 @@ from discord import app_commands
 from discord.ext import commands
 
 from engine import GameError
+from engine.errors import NeedsConfirming
 from engine.content import list_adventures, load_adventure
 from engine.server_settings import ServerSettings, Starters, Verbosity
 
 from ..client import LorekeeperBot
-from ..render import NO_PINGS
+from ..confirm import Confirm
+from ..render import NO_PINGS, clip
 from ..tree import InputError, respond
 
 INLINE_LIMIT = 1900
@@ -175,11 +177,40 @@ class AdminCog(commands.GroupCog, group_name="gm-admin", group_description="Game
     async def undo(self, interaction: discord.Interaction, turns: app_commands.Range[int, 1, 20] = 1) -> None:
         """Take back the last turns of this channel's game: the state as it was before them (the log keeps them)."""
         await self.bot.ack_if_busy(interaction)
-        undone = await self.bot.engine.undo(str(interaction.channel_id), turns)
+        await self._undo(interaction, turns, seen=0)
+
+    async def _undo(self, interaction: discord.Interaction, turns: int, *, seen: int) -> None:
+        """Undo, or ask first when it would also take back what players did themselves since (a deal, a rest)."""
+        channel_id = str(interaction.channel_id)
+        try:
+            undone = await self.bot.engine.undo(channel_id, turns, seen=seen)
+        except NeedsConfirming as exc:
+            shown = exc.seen
+
+            async def confirm(pressed: discord.Interaction) -> None:
+                await self._undo(pressed, turns, seen=shown)
+
+            async def cancel(pressed: discord.Interaction) -> None:
+                await pressed.response.edit_message(content="Nothing was undone.", view=None)
+
+            question = clip(f"{exc.message}\n\nUndo all of it?", 2000)
+            view = Confirm(interaction.user, "undo", confirm, cancel, confirm="Undo all of it", cancel="Keep it",
+                           danger=True)
+            if interaction.type is discord.InteractionType.component:  # asked again: more was done meanwhile
+                await interaction.response.edit_message(content=question, view=view)
+            else:
+                await respond(interaction, question, view=view, ephemeral=True, allowed_mentions=NO_PINGS)
+            return
         state = undone.state
-        await self.bot.announce(interaction, f"↩️ {undone.turns} turn{'s' if undone.turns > 1 else ''} undone by "
-                                             f"{discord.utils.escape_markdown(interaction.user.display_name)}: back at "
-                                             f"turn {state.turn}, at {state.location().name}.")
+        said = (f"↩️ {undone.turns} turn{'s' if undone.turns > 1 else ''} undone by "
+                f"{discord.utils.escape_markdown(interaction.user.display_name)}: back at turn {state.turn}, at "
+                f"{state.location().name}.")
+        if interaction.type is discord.InteractionType.component:  # confirmed with the button
+            await interaction.response.edit_message(content="Done.", view=None)
+            assert interaction.channel is not None
+            await interaction.channel.send(said, allowed_mentions=NO_PINGS)
+        else:
+            await self.bot.announce(interaction, said)
 
     @app_commands.command(name="reset")
     async def reset(self, interaction: discord.Interaction) -> None:

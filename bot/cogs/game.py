@@ -12,40 +12,11 @@ from engine import GameError
 from engine.content import adventure_titles
 
 from ..client import LorekeeperBot
+from ..confirm import Confirm
 from ..render import EMBED_BUDGET, NO_PINGS, clip, combat_embed, status_embed
 from ..text import split_message
 from ..tree import InputError
 from .admin import is_admin, may_start_games
-
-
-class ConfirmEnd(discord.ui.View):
-    """The two buttons under /game end's question; only the member who asked may press them."""
-
-    def __init__(self, bot: LorekeeperBot, owner_id: int) -> None:
-        super().__init__(timeout=120)
-        self.bot, self.owner_id = bot, owner_id
-
-    async def interaction_check(self, interaction: discord.Interaction) -> bool:
-        return interaction.user.id == self.owner_id
-
-    @discord.ui.button(label="End the game", style=discord.ButtonStyle.danger, custom_id="game-end-confirm")
-    async def confirm(self, interaction: discord.Interaction, _: discord.ui.Button) -> None:
-        self.stop()
-        try:
-            await self.bot.engine.end_game(str(interaction.channel_id))
-        except GameError as exc:  # ended meanwhile, by someone else
-            await interaction.response.edit_message(content=exc.message, view=None)
-            return
-        await interaction.response.edit_message(content="Done.", view=None)
-        assert interaction.channel is not None
-        who = discord.utils.escape_markdown(interaction.user.display_name)
-        await interaction.channel.send(f"The game is over (ended by {who}). Start another with /game start.",
-                                       allowed_mentions=NO_PINGS)
-
-    @discord.ui.button(label="Keep playing", style=discord.ButtonStyle.secondary, custom_id="game-end-cancel")
-    async def cancel(self, interaction: discord.Interaction, _: discord.ui.Button) -> None:
-        self.stop()
-        await interaction.response.edit_message(content="The game goes on.", view=None)
 
 
 @app_commands.guild_only()  # on the group: on a subcommand discord.py ignores it
@@ -98,15 +69,34 @@ class GameCog(commands.GroupCog, group_name="game", group_description="Start, en
     @app_commands.command(name="end")
     async def end(self, interaction: discord.Interaction) -> None:
         """End the game in this channel (its log is kept): for whoever started it, and server admins."""
-        state = await self.bot.engine.state(str(interaction.channel_id))
-        member = str(interaction.user.id)
+        session = await self.bot.engine.session(str(interaction.channel_id))
+        state, member = session.state, str(interaction.user.id)
         # Games from before the starter was recorded: any of their players may end them, as before.
         allowed = member == state.started_by if state.started_by is not None else member in state.characters
         if not allowed and not is_admin(interaction, self.bot.settings.admin_role):
             raise app_commands.CheckFailure("only the game's starter or an admin ends a game")
+        game = session.id  # this game, not whichever is here when the button is pressed
+
+        async def confirm(pressed: discord.Interaction) -> None:
+            try:
+                await self.bot.engine.end_game(str(pressed.channel_id), game=game)
+            except GameError as exc:  # ended meanwhile, by someone else (and maybe another game begun)
+                await pressed.response.edit_message(content=exc.message, view=None)
+                return
+            await pressed.response.edit_message(content="Done.", view=None)
+            assert pressed.channel is not None
+            who = discord.utils.escape_markdown(pressed.user.display_name)
+            await pressed.channel.send(f"The game is over (ended by {who}). Start another with /game start.",
+                                       allowed_mentions=NO_PINGS)
+
+        async def cancel(pressed: discord.Interaction) -> None:
+            await pressed.response.edit_message(content="The game goes on.", view=None)
+
         await interaction.response.send_message(
             f"End **{discord.utils.escape_markdown(state.title)}** for everyone here? Its log is kept, but the game "
-            "cannot be resumed.", view=ConfirmEnd(self.bot, interaction.user.id), ephemeral=True)
+            "cannot be resumed.", ephemeral=True,
+            view=Confirm(interaction.user, "game-end", confirm, cancel, confirm="End the game", cancel="Keep playing",
+                         danger=True))
 
     @app_commands.command(name="status")
     async def status(self, interaction: discord.Interaction) -> None:

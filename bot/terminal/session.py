@@ -19,7 +19,7 @@ from engine import GameError, NoGameRunning, ScriptedModel
 from engine.characters import CLASSES
 from engine.rules.origins import origin
 from engine.content import load_yaml_model
-from engine.errors import ConfigError
+from engine.errors import ConfigError, NeedsConfirming
 from engine.jsonio import well_formed
 from engine.basics import AgentType
 from engine.lore.retrieval import sources_line
@@ -226,7 +226,17 @@ class Terminal(Seat):
         except ValueError:
             self.out("Usage: /undo or /undo 3 (a number of turns).")
             return
-        undone = await self.engine.undo(self.channel, n)
+        try:
+            undone = await self.engine.undo(self.channel, n)
+        except NeedsConfirming as exc:  # it would also take back what you did yourself since: ask first
+            self.out(wrap(exc.message))
+            if self.ask is None:  # a script has no one to answer
+                self.out("Nothing was undone.")
+                return
+            if (await self.ask("Undo all of it? (yes/no) ")).strip().lower() not in ("y", "yes"):
+                self.out("Nothing was undone.")
+                return
+            undone = await self.engine.undo(self.channel, n, seen=exc.seen)
         state = undone.state
         self.out(wrap(f"Undone: {undone.turns} turn{'s' if undone.turns > 1 else ''}. Back at turn {state.turn}, "
                       f"at {state.location().name}."))

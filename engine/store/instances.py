@@ -63,13 +63,15 @@ class Instances:
     def _recover(self, where: Callable[[str, str | None], bool]) -> Op[list[Message]]:
         found = yield rows("SELECT messages.*, instances.host, instances.pid, instances.heartbeat_at, sessions.guild_id "
                            "FROM messages JOIN sessions ON sessions.id = messages.session_id "
-                           "LEFT JOIN instances ON instances.id = messages.instance WHERE messages.status = 'pending'")
+                           "LEFT JOIN instances ON instances.id = messages.instance "
+                           "WHERE messages.status IN ('pending', 'queued') ORDER BY messages.id")
         orphans = []
         for r in found:
             if r["instance"] == self.instance or not where(r["channel_id"], r["guild_id"]) or alive(r):
                 continue
             # Only the process whose update lands reports it: two starting at once must not both tell the table.
-            if (yield run("UPDATE messages SET status = 'interrupted' WHERE id = ? AND status = 'pending'", r["id"])):
+            if (yield run("UPDATE messages SET status = 'interrupted' WHERE id = ? AND status IN ('pending', 'queued')",
+                          r["id"])):
                 orphans.append(message(r).model_copy(update={"status": "interrupted"}))
         gone = {r["instance"] for r in found if r["instance"] and r["instance"] != self.instance}
         cutoff = (utcnow() - timedelta(seconds=STALE_AFTER)).isoformat()
@@ -80,5 +82,5 @@ class Instances:
     @writes
     def cancel_pending(self, channel_id: str) -> Op[int]:
         """This process's turns in a channel that its player stopped (Ctrl-C): their words kept, marked failed."""
-        return (yield run("UPDATE messages SET status = 'failed' WHERE status = 'pending' AND channel_id = ? "
-                          "AND instance = ?", channel_id, self.instance))
+        return (yield run("UPDATE messages SET status = 'failed' WHERE status IN ('pending', 'queued') "
+                          "AND channel_id = ? AND instance = ?", channel_id, self.instance))

@@ -53,8 +53,9 @@ class Committed:
 @dataclass
 class UndoableTurn:
     id: int
-    state_before: str | None  # the state JSON it committed over (None: committed before undo existed)
+    state_before: str | None  # the state JSON it committed over (None: too old for undo to keep it)
     first_message: int  # the id of its first log line (the player's words)
+    last_message: int = 0  # the id of its last log line (its reply)
 
 
 @dataclass

@@ -113,6 +113,30 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         );
         CREATE INDEX messages_turns_by_author ON messages(author_id, created_at) WHERE instance IS NOT NULL
     """),
+    # Undo keeps the state a turn committed over only for the newest turns it can take back (store/undo.py), in a
+    # table of its own: a 20 KB value in a turn's row took a page of its own that stayed (nearly empty) once the
+    # value was dropped. The copies older games kept are dropped, and turns.state_before is no longer written. A
+    # game's turns and a turn's lines get indexes, so undo and retry read a few rows, not every turn of every game.
+    # A message waiting behind other turns is stored as it arrives ('queued'), and found with the pending ones
+    # after a crash.
+    (11, "undo_keeps_what_it_needs", """
+        CREATE TABLE undo_states (
+            turn_id INTEGER PRIMARY KEY REFERENCES turns(id),
+            session_id INTEGER NOT NULL REFERENCES sessions(id),
+            state TEXT NOT NULL
+        );
+        CREATE INDEX undo_states_by_session ON undo_states(session_id, turn_id);
+        INSERT INTO undo_states (turn_id, session_id, state)
+            SELECT id, session_id, state_before FROM (
+                SELECT id, session_id, state_before,
+                       ROW_NUMBER() OVER (PARTITION BY session_id ORDER BY id DESC) AS n
+                FROM turns WHERE status = 'ok' AND undone_at IS NULL) AS newest
+            WHERE n <= 20 AND state_before IS NOT NULL;
+        UPDATE turns SET state_before = NULL WHERE state_before IS NOT NULL;
+        CREATE INDEX turns_by_session ON turns(session_id, id);
+        CREATE INDEX messages_by_turn ON messages(turn_id);
+        CREATE INDEX messages_waiting ON messages(status) WHERE status IN ('pending', 'queued')
+    """),
 ]
 
 MIGRATIONS_TABLE = ("CREATE TABLE IF NOT EXISTS migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, "

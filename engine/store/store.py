@@ -26,7 +26,7 @@ from ..state import GameState, Message
 from .admin import AdminRecords
 from .cache import CachedState, StateCache, dump
 from .instances import Instances
-from .records import OURS, Committed, Session, ToolCallRow, TurnRecord, message
+from .records import OURS, Committed, LastTurn, Session, ToolCallRow, TurnRecord, message
 from .reports import Reports
 from .schema import MIGRATIONS, MIGRATIONS_TABLE
 from .sql import Conflict, Driver, Op, many, reads, row, rows, run, script, value, writes
@@ -201,8 +201,11 @@ class Store(Instances, UndoRecords, AdminRecords, Reports):
             m.id = yield from self._insert_message(session_id, m)
 
     @writes
-    def begin_turn(self, session_id: int, player_message: Message, rate: Rate | None = None) -> Op[int]:
-        """Store the player's words the moment their turn starts (pending), so a crash cannot lose them.
+    def begin_turn(self, session_id: int, player_message: Message, rate: Rate | None = None, *,
+                   queued: bool = False) -> Op[int]:
+        """Store the player's words the moment their turn starts (pending), so a crash cannot lose them; `queued`:
+        the moment they arrive, while they wait behind other turns (`start_turn` moves them on when their turn
+        comes).
 
         With `rate`, the player's recent turns are counted in the same transaction, one player at a time, and
         `rate.refuse` may refuse this one (then nothing is stored): turns begun at the same instant in several
@@ -214,29 +217,46 @@ class Store(Instances, UndoRecords, AdminRecords, Reports):
             rate.refuse([r[0] for r in (yield rows(
                 "SELECT created_at FROM messages WHERE author_id = ? AND instance IS NOT NULL AND created_at > ? "
                 "ORDER BY created_at DESC LIMIT ?", m.author_id, rate.since, rate.turns))])
-        player_message.status = "pending"
-        _fit(m)
-        m.id = yield value(
-            "INSERT INTO messages (session_id, channel_id, turn_id, author_id, author_name, agent, npc_id, text, status, "
-            "witnesses, created_at, instance) VALUES (?, ?, NULL, ?, ?, ?, ?, ?, 'pending', ?, ?, ?) RETURNING id",
-            session_id, m.channel_id, m.author_id, m.author_name, m.agent.value, m.npc_id, m.text,
-            jsonio.dumps(m.witnesses), m.created_at.isoformat(), self.instance)
+        m.status = "queued" if queued else "pending"
+        m.id = yield from self._insert_waiting(session_id, m)
         return m.id
 
+    @writes
+    def start_turn(self, session_id: int, player_message: Message) -> Op[int]:
+        """A queued message's turn begins: it moves to the end of the log (a new id, so the log reads in the order
+        turns were played), pending. StaleSession if it is no longer queued (another process judged it lost)."""
+        m = player_message
+        if (yield run("DELETE FROM messages WHERE id = ? AND status = 'queued'", m.id)) != 1:
+            raise StaleSession()
+        m.status = "pending"
+        m.id = yield from self._insert_waiting(session_id, m)
+        return m.id
+
+    def _insert_waiting(self, session_id: int, m: Message) -> Op[int]:
+        _fit(m)
+        return (yield value(
+            "INSERT INTO messages (session_id, channel_id, turn_id, author_id, author_name, agent, npc_id, text, status, "
+            "witnesses, created_at, instance) VALUES (?, ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+            session_id, m.channel_id, m.author_id, m.author_name, m.agent.value, m.npc_id, m.text, m.status,
+            jsonio.dumps(m.witnesses), m.created_at.isoformat(), self.instance))
+
     async def commit_turn(self, session_id: int, state: GameState, messages: list[Message], turn: TurnRecord,
-                          calls: list[ToolCallRow], *, version: int | None = None) -> Committed:
+                          calls: list[ToolCallRow], *, version: int | None = None,
+                          replaces: LastTurn | None = None) -> Committed:
         """The player's message, every state change, the tool-call log and the reply: all or nothing.
 
         A message already stored (pending, by begin_turn) is marked done; the others are added. With `version`, the
         turn commits only if nobody wrote the session since it was read; otherwise StaleSession and nothing changes.
+        `replaces`: a retry's turn, taken back in the same write (it committed over what the old turn did).
         """
-        # What /undo puts back is the state this turn read: cached with its version, else read in the write.
+        # What /undo puts back: the state this turn read (cached with its version, else read in the write); a retry's
+        # turn read the state the old turn committed over.
         known = self.states.at(session_id, version)
-        text, parts = dump(state, known)
+        text, parts = dump(state, known if replaces is None or not replaces.committed else None)
         try:
             committed = await self.driver.write(self._commit_turn(
                 session_id, text, messages, turn, calls, version,
-                (known.json, known.guild_id) if known is not None else None, state.summary_upto))
+                (known.json, known.guild_id) if known is not None else None, state.summary_upto, replaces))
         except BaseException:
             self.states.unsaved(session_id)
             raise
@@ -245,13 +265,18 @@ class Store(Instances, UndoRecords, AdminRecords, Reports):
 
     def _commit_turn(self, session_id: int, state: str, messages: list[Message], turn: TurnRecord,
                      calls: list[ToolCallRow], version: int | None, known: tuple[str, str | None] | None,
-                     summary_upto: int) -> Op[Committed]:
+                     summary_upto: int, replaces: LastTurn | None) -> Op[Committed]:
         if known is None:
             found = yield row("SELECT state, guild_id FROM sessions WHERE id = ?", session_id)
             known = (found["state"], found["guild_id"]) if found else (None, None)
         before, guild_id = known
+        if replaces is not None and replaces.committed:
+            before = replaces.turn.state_before  # undoing the new turn goes back past the old one too
         new = yield from self._write_state(session_id, state, version)
+        if replaces is not None:
+            yield from self._replace(session_id, replaces, utcnow().isoformat())
         turn_id = yield from self._insert_turn(session_id, turn, before)
+        yield from self._prune_undo(session_id)
         yield from self._spent(guild_id, turn)
         for m in messages:
             m.turn_id = turn_id
@@ -272,10 +297,14 @@ class Store(Instances, UndoRecords, AdminRecords, Reports):
         return Committed(turn_id, unsummarised, new)
 
     @writes
-    def record_failed_turn(self, session_id: int, player_message: Message, turn: TurnRecord) -> Op[int]:
+    def record_failed_turn(self, session_id: int, player_message: Message, turn: TurnRecord, *,
+                           retry: bool = False) -> Op[int]:
         """Keep the player's words, marked failed, and why the turn failed; the state is not touched (the tokens its
-        model calls used still count against the server's budget)."""
+        model calls used still count against the server's budget). A failed `retry` is marked taken back at once:
+        the turn it tried to play again stays the last one, as it was."""
         turn_id = yield from self._insert_turn(session_id, turn)
+        if retry:
+            yield run("UPDATE turns SET undone_at = ? WHERE id = ?", utcnow().isoformat(), turn_id)
         yield from self._spent((yield value("SELECT guild_id FROM sessions WHERE id = ?", session_id)), turn)
         player_message.turn_id, player_message.status = turn_id, "failed"
         if player_message.id:
@@ -298,13 +327,17 @@ class Store(Instances, UndoRecords, AdminRecords, Reports):
         return new or 0
 
     def _insert_turn(self, session_id: int, t: TurnRecord, state_before: str | None = None) -> Op[int]:
-        return (yield value(
+        """The turn's row, and what it committed over (what undo puts back) beside it."""
+        turn_id = yield value(
             "INSERT INTO turns (session_id, seq, agent, npc_id, status, seed, error, model_calls, started_at, finished_at, "
-            "sources, checks, feedback, suggestions, state_before) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-            "RETURNING id",
+            "sources, checks, feedback, suggestions) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
             session_id, t.seq, t.agent.value, t.npc_id, t.status, t.seed, t.error, jsonio.dumps(t.model_calls),
             t.started_at.isoformat(), utcnow().isoformat(), jsonio.dumps(t.sources), jsonio.dumps(t.checks),
-            None if t.feedback is None else jsonio.dumps(t.feedback), jsonio.dumps(t.suggestions), state_before))
+            None if t.feedback is None else jsonio.dumps(t.feedback), jsonio.dumps(t.suggestions))
+        if state_before is not None:
+            yield run("INSERT INTO undo_states (turn_id, session_id, state) VALUES (?, ?, ?)", turn_id, session_id,
+                      state_before)
+        return turn_id
 
     def _insert_message(self, session_id: int, m: Message) -> Op[int]:
         _fit(m)
@@ -334,18 +367,19 @@ class Store(Instances, UndoRecords, AdminRecords, Reports):
     # -- the log --------------------------------------------------------------------------------------------------
 
     async def messages(self, session_id: int, *, after_id: int = 0, limit: int = 50, include_failed: bool = False,
-                       oldest: bool = False) -> list[Message]:
-        """The newest `limit` messages after after_id (or, with `oldest`, the first `limit`), oldest first. A long
-        read (a memory catching up, a transcript) runs off the event loop: ~27 ms for 2,000 messages."""
-        return await self.driver.read(self._messages(session_id, after_id, limit, include_failed, oldest),
+                       oldest: bool = False, before_id: int | None = None) -> list[Message]:
+        """The newest `limit` messages after after_id (and before before_id; or, with `oldest`, the first `limit`),
+        oldest first. A long read (a memory catching up, a transcript) runs off the event loop: ~27 ms for 2,000."""
+        return await self.driver.read(self._messages(session_id, after_id, limit, include_failed, oldest, before_id),
                                       slow=limit > LONG_READ)
 
     def _messages(self, session_id: int, after_id: int, limit: int, include_failed: bool,
-                  oldest: bool) -> Op[list[Message]]:
+                  oldest: bool, before_id: int | None = None) -> Op[list[Message]]:
         status = "" if include_failed else "AND status = 'ok'"
         order = "ASC" if oldest else "DESC"
-        found = yield rows(f"SELECT * FROM messages WHERE session_id = ? AND id > ? {status} ORDER BY id {order} LIMIT ?",
-                           session_id, after_id, limit)
+        below = "" if before_id is None else f"AND id < {int(before_id)}"
+        found = yield rows(f"SELECT * FROM messages WHERE session_id = ? AND id > ? {below} {status} "
+                           f"ORDER BY id {order} LIMIT ?", session_id, after_id, limit)
         return [message(r) for r in (found if oldest else reversed(found))]
 
     @reads
