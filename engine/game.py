@@ -12,7 +12,7 @@ from typing import Callable
 
 import structlog
 
-from . import fair, jsonio, limits, server_settings, stages, summary
+from . import fair, jsonio, limits, recall, server_settings, stages, summary
 from .actions import PlayerActions
 from .agents import speaker_label
 from .content import find_adventure
@@ -218,13 +218,9 @@ class Engine(PlayerActions, Roster, Rewind):
         return await self.deps.store.cancel_pending(channel_id)
 
     async def remember(self, session_id: int, state: GameState) -> int:
-        """Index this game's committed exchanges that its memory lacks (embedding runs in a thread)."""
-        assert self.deps.lore is not None
-        memory = self.deps.lore.memory
-        game = self.deps.store.game_key(session_id)
-        upto = await asyncio.to_thread(memory.indexed_upto, game)
-        fresh = await self.deps.store.messages(session_id, after_id=upto, limit=2000, oldest=True)
-        return await asyncio.to_thread(memory.sync, game, fresh, state) if fresh else 0
+        """The game's new exchanges into this process's memory of it, and vectors made for those without; returns
+        how many were embedded (engine/recall.py)."""
+        return await recall.remember(self.deps, session_id, state)
 
     def _summarize_later(self, channel_id: str) -> None:
         if channel_id in self._summarizing:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 
 import structlog
 
+from . import recall
 from .core import Core
 from .errors import BadInput, NeedsConfirming
 from .state import GameState, Message
@@ -79,10 +79,7 @@ class Rewind(Core):
         return last
 
     def _forget(self, session_id: int, turn_ids: list[int]) -> None:
-        if self.deps.lore is not None:
-            memory, game = self.deps.lore.memory, self.deps.store.game_key(session_id)
-            self._later(f"forget:{session_id}", asyncio.to_thread(memory.forget, game, turn_ids))
-
+        recall.forget(self.deps, session_id, turn_ids)
 
 def _also(lines: list[Message], *, changed: bool) -> str:
     """What an undo would take back besides the turns, as the question put to whoever asked for it."""

@@ -10,7 +10,6 @@ else changes. If another process wrote the game while this turn ran, the turn is
 
 from __future__ import annotations
 
-import asyncio
 import os
 import random
 import re
@@ -27,6 +26,7 @@ from .errors import BadInput, GameError, ModelError, NoGameRunning, ProviderConf
 from .loop import AgentRun, Limits, run_agent
 from .lore.memory import Memory, recall_lines
 from .lore.retrieval import cite, context_block, passages_for
+from .recall import recall, stored
 from .instructions import system_prompt
 from .models import ChatMessage, ModelRequest
 from .state import GameState, Message
@@ -118,18 +118,24 @@ async def begin(turn: Turn, deps: Deps) -> None:
 
 
 async def lore(turn: Turn, deps: Deps) -> None:
-    """Public lore passages relevant to the message and the scene, for the agent to cite (no index: none)."""
+    """Public lore passages relevant to the message and the scene, for the agent to cite (no index: none); and the
+    turn's one embedding of the player's words, which the lore search, the recall and the game's memory share."""
     settings = deps.config.lore
     turn.passages, turn.lore_checked = [], False
-    if deps.lore is None or not settings.enabled or not len(deps.lore) or turn.route is None:
+    if deps.lore is None or turn.route is None or not (settings.enabled or settings.recall):
         return
     if turn.route.agent not in (AgentType.NARRATIVE, AgentType.COMBAT, AgentType.NPC):
+        return
+    if turn.query_vector is None:  # a turn played again keeps the one it made
+        turn.query_vector = await deps.lore.queries.embed(turn.text)  # None when the embedder is busy: words alone
+    if not settings.enabled or not len(deps.lore):
         return
     try:
         state = turn.work or turn.session.state
         npc = state.npcs.get(turn.route.npc.id) if turn.route.npc else None
         viewer = Viewer(turn.route.agent, npc.id if npc else None, turn.author_id)
-        turn.passages = await passages_for(deps.lore, settings, state, turn.text, npc, lore_secrets(state, viewer))
+        turn.passages = await passages_for(deps.lore, settings, state, turn.text, npc, lore_secrets(state, viewer),
+                                           vector=turn.query_vector)
         turn.lore_checked = True
         if turn.ctx is not None:
             turn.ctx.passages = turn.passages  # search_lore numbers its passages after these, in the same list
@@ -194,12 +200,14 @@ async def _recall(turn: Turn, deps: Deps, before_id: int | None) -> list[Memory]
     settings = deps.config.lore
     if deps.lore is None or not settings.recall or before_id is None or turn.route is None:
         return []
+    if turn.query_vector is None:  # the embedder was too busy for this turn: it goes on without recall
+        log.info("recall_skipped", channel_id=turn.session.channel_id)
+        return []
     npc = turn.route.npc
     try:
-        found = await asyncio.to_thread(deps.lore.memory.recall, deps.store.game_key(turn.session.id), turn.text,
-                                        settings.recall,
-                                        npc_id=npc.id if turn.route.agent is AgentType.NPC and npc else None,
-                                        before_id=before_id)
+        found = await recall(deps, turn.session.id, turn.session.state, turn.text, turn.query_vector,
+                             settings.recall, npc_id=npc.id if turn.route.agent is AgentType.NPC and npc else None,
+                             before_id=before_id)
     except Exception as exc:  # memory is a help, not a requirement: the turn goes on without it
         log.warning("recall_failed", channel_id=turn.session.channel_id, error=f"{type(exc).__name__}: {exc}")
         return []
@@ -301,7 +309,8 @@ async def commit(turn: Turn, deps: Deps) -> None:
                      npc_id=speaker.id if speaker else None, text=turn.reply, witnesses=list(turn.work.party.npc_ids))
     committed = await deps.store.commit_turn(turn.session.id, turn.work, [turn.player, answer], turn.record,
                                              call_rows([*turn.grounding_tools, *turn.run.calls]),
-                                             version=turn.session.version, replaces=turn.replaces)
+                                             version=turn.session.version, replaces=turn.replaces,
+                                             vector=stored(turn.query_vector))
     turn.turn_id, turn.unsummarised, turn.settled = committed.turn_id, committed.unsummarised, True
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
 from .basics import AgentType
 from .entities import NPC
@@ -54,6 +54,7 @@ class Turn:
     hints: list[Suggestion] = field(default_factory=list)
     request: ModelRequest | None = None
     passages: list[Hit] = field(default_factory=list)  # lore the agent may cite, numbered from 1
+    query_vector: Any = None  # the turn's one embedding of the player's words (a numpy vector): lore, recall, memory
     grounding_calls: list[ModelCall] = field(default_factory=list)  # the referee's, planner's or persona's call
     grounding_tools: list[ToolCall] = field(default_factory=list)  # tools a grounding stage ran (a planned move)
     referee_note: str = ""  # the referee's warning, for the agent's context

@@ -297,17 +297,7 @@ def test_when_gm_only_lore_crowds_the_nearest_vectors_the_public_passages_are_st
     (lore / "lantern.md").write_text("# Lantern\nThe old keepers kept the lantern lit with whale oil.\n\n" + secret)
     index = LoreIndex(tmp_path / "lore", embedder=embedder, weights=Weights(depth=2))
     index.ingest(tmp_path / "corpus")
-    queries = []
-    collection = index._collection("world", "coast")
-    original = collection.query
-
-    def spy(**kwargs):
-        queries.append(kwargs.get("where"))
-        return original(**kwargs)
-
-    index._collections[("world", "coast")] = type("Spy", (), {"query": staticmethod(spy), "count": collection.count})()
-    public = index.search("the lantern", k=3, method="vector")
-    assert [h.chunk.slice for h in public] == ["lantern"] and queries[-1] == {"gm_only": False}  # Chroma filtered
+    public = index.search("the lantern", k=3, method="vector")  # every vector is scored, then filtered in code
+    assert [h.chunk.slice for h in public] == ["lantern"]
     tied = index.search("the lantern", k=3, method="vector", secrets={"drowned-call"})
     assert {h.chunk.slice for h in tied} == {"lantern", "lantern.lantern-secret-0"}
-    assert queries[-1] == {"$or": [{"gm_only": False}, {"secret": {"$in": ["drowned-call"]}}]}

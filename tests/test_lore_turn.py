@@ -282,3 +282,47 @@ async def test_search_lore_numbers_passages_after_the_turns_own_and_they_can_be_
                                                    "world:sundered-coast:combat.critical-hits"]
     gm_only = await run_tag(await tool_ctx(lore_table), "<search_lore>door behind the third cask tide tunnel</search_lore>")
     assert "opens on the tide tunnel" not in gm_only.observation
+
+
+async def test_one_embedding_a_turn_is_shared_and_a_busy_embedder_slows_no_turn(lore_table, monkeypatch):
+    """The lore search, the recall and the game's memory use the turn's one embedding of the player's words; when
+    too many wait for the embedder, the turn goes on with words alone (and no recall) instead of waiting."""
+    import asyncio
+    import threading
+
+    index = lore_table.engine.deps.lore
+    embedded: list[list[str]] = []
+    real = index.embedder.embed
+
+    def counting(texts, limit=None):
+        embedded.append(list(texts))
+        return real(texts, limit)
+
+    monkeypatch.setattr(index.embedder, "embed", counting)
+    await lore_table.turn("What ale does Odile brew here?", "Wrack Stout.")
+    assert embedded == [["What ale does Odile brew here?"]]  # once, for everything
+    session = await lore_table.engine.session(CHANNEL)
+    [vector] = [r[0] for r in await lore_table.store.driver.read(_vectors(session.id))]
+    assert len(vector) == 768  # kept with the turn for the memory (float16): no second embedding
+
+    release = threading.Event()
+
+    def stuck(texts, limit=None):
+        release.wait(10)
+        return real(texts, limit)
+
+    monkeypatch.setattr(index.embedder, "embed", stuck)
+    monkeypatch.setattr(index.queries, "busy_after", 1)
+    waiting = asyncio.create_task(index.queries.embed("something else entirely"))
+    await asyncio.sleep(0.05)
+    result = await lore_table.turn("What ale does Odile brew here?", "Wrack Stout again.")
+    release.set()
+    await waiting
+    assert result.reply == "Wrack Stout again." and index.queries.skipped == 1
+    assert "## Lore" in lore_table.model.requests[-1].context  # the lore was still searched, by its words
+
+
+def _vectors(session_id):
+    from engine.store.sql import rows
+
+    return (yield rows("SELECT vector FROM memory_vectors WHERE session_id = ? ORDER BY turn_id", session_id))

@@ -21,15 +21,23 @@ class Embedder:
     name = "none"
     dim = 0
 
-    def embed(self, texts: list[str]) -> np.ndarray:  # shape (len(texts), dim), float32, rows of length 1
+    def embed(self, texts: list[str], limit: int | None = None) -> np.ndarray:
+        """Shape (len(texts), dim), float32, rows of length 1; `limit`: tokens of each text read at most."""
         raise NotImplementedError
 
 
 class MiniLM(Embedder):
+    """The model on onnxruntime, with the session options chosen by measurement (2 cores, 2026-11-25): onnxruntime's
+    default threads spin for a while after every run, so one query embedding of ~12 tokens cost 32 ms of CPU for
+    6 ms of wall time; without spinning it costs 9-10 ms of CPU on one thread or two (wall 9 or 8.8 ms). A batch of
+    64 chunks of ~200 tokens takes 7.3 s on two threads, 12.8 s on one: so two threads, never spinning. The model
+    is compute-bound here (its fp32 MatMuls are ~72% of a run; int8 MatMuls measured no faster on this CPU, which has
+    AVX2 but no VNNI), so a text costs ~0.7 ms of CPU a token: queries are cut short (lore/queries.py)."""
+
     name = "all-MiniLM-L6-v2-onnx-int8"
     dim = 384
 
-    def __init__(self, max_tokens: int = 256, batch: int = 32, threads: int = 0) -> None:
+    def __init__(self, max_tokens: int = 256, batch: int = 32, threads: int = 2) -> None:
         self.max_tokens, self.batch, self.threads = max_tokens, batch, threads
         self._session = None
         self._tokenizer = None
@@ -55,12 +63,15 @@ class MiniLM(Embedder):
             options = ort.SessionOptions()
             if self.threads:
                 options.intra_op_num_threads = self.threads
+            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+            options.add_session_config_entry("session.inter_op.allow_spinning", "0")
             options.log_severity_level = 3
             session = ort.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])
             self._inputs = {i.name for i in session.get_inputs()}
             self._tokenizer, self._session = tokenizer, session
 
-    def embed(self, texts: list[str]) -> np.ndarray:
+    def embed(self, texts: list[str], limit: int | None = None) -> np.ndarray:
+        """Unit vectors of `texts`; `limit`: tokens of each text read at most (the model's own limit otherwise)."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         self._load()
@@ -71,8 +82,10 @@ class MiniLM(Embedder):
         for at in range(0, len(order), self.batch):
             picked = order[at:at + self.batch]
             encoded = self._tokenizer.encode_batch([texts[i] for i in picked])
-            ids = np.array([e.ids for e in encoded], dtype=np.int64)
-            mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
+            rows = [_cut(e.ids, e.attention_mask, limit) for e in encoded]
+            width = max(len(r[0]) for r in rows)
+            ids = np.array([r[0] + [0] * (width - len(r[0])) for r in rows], dtype=np.int64)
+            mask = np.array([r[1] + [0] * (width - len(r[1])) for r in rows], dtype=np.int64)
             feeds = {"input_ids": ids, "attention_mask": mask}
             if "token_type_ids" in self._inputs:
                 feeds["token_type_ids"] = np.zeros_like(ids)
@@ -82,3 +95,12 @@ class MiniLM(Embedder):
             pooled /= np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
             out[picked] = pooled
         return out
+
+
+def _cut(ids: list[int], mask: list[int], limit: int | None) -> tuple[list[int], list[int]]:
+    """A text's tokens without padding, cut to `limit` (its closing [SEP] kept)."""
+    real = sum(mask)
+    ids, mask = ids[:real], mask[:real]
+    if limit is not None and real > limit:
+        ids, mask = ids[:limit - 1] + ids[real - 1:real], mask[:limit]
+    return ids, mask

@@ -22,6 +22,8 @@ from .search import Hit
 from .slices import compact
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from ..config import LoreSettings
     from .index import LoreIndex
 
@@ -56,13 +58,14 @@ def query_for(state: GameState, text: str, npc: NPC | None) -> str:
 
 
 async def passages_for(index: LoreIndex, settings: LoreSettings, state: GameState, text: str,
-                       npc: NPC | None, secrets: frozenset[str] = frozenset()) -> list[Hit]:
+                       npc: NPC | None, secrets: frozenset[str] = frozenset(), *,
+                       vector: np.ndarray | None = None) -> list[Hit]:
     """The relevant passages for this message (public lore, and that of the `secrets` the reader may know), best
-    first, within the turn's lore budget."""
+    first, within the turn's lore budget. `vector`: the message's embedding (the turn's one); None: words alone."""
     query = query_for(state, text, npc)
-    # The search embeds the query and reads the index: work for a thread, not for the event loop.
+    # The search reads the index (BM25, Chroma): work for a thread, not for the event loop.
     hits = await asyncio.to_thread(index.search, query, settings.passages, refs=refs_of(state), gm=False,
-                                   secrets=secrets)
+                                   secrets=secrets, vector=vector, embed=False)
     kept: list[Hit] = []
     budget = settings.turn_token_budget
     for hit in hits:

@@ -26,6 +26,7 @@ from ..state import GameState, Message
 from .admin import AdminRecords
 from .cache import CachedState, StateCache, dump
 from .instances import Instances
+from .recall import MemoryRecords
 from .records import OURS, Committed, LastTurn, Session, ToolCallRow, TurnRecord, message
 from .reports import Reports
 from .schema import MIGRATIONS, MIGRATIONS_TABLE
@@ -46,9 +47,10 @@ def is_postgres(target: Path | str) -> bool:
     return isinstance(target, str) and target.split("://", 1)[0] in ("postgresql", "postgres")
 
 
-class Store(Instances, UndoRecords, AdminRecords, Reports):
+class Store(Instances, UndoRecords, MemoryRecords, AdminRecords, Reports):
     """The game's records over one database (`Store.open` picks SQLite for a path, PostgreSQL for a URL); this
-    process among others in instances.py, undo in undo.py, settings and limits in admin.py, reports in reports.py."""
+    process among others in instances.py, undo in undo.py, the memory's reads in recall.py, settings and limits in
+    admin.py, reports in reports.py."""
 
     def __init__(self, driver: Driver) -> None:
         self.driver = driver
@@ -242,12 +244,13 @@ class Store(Instances, UndoRecords, AdminRecords, Reports):
 
     async def commit_turn(self, session_id: int, state: GameState, messages: list[Message], turn: TurnRecord,
                           calls: list[ToolCallRow], *, version: int | None = None,
-                          replaces: LastTurn | None = None) -> Committed:
+                          replaces: LastTurn | None = None, vector: bytes | None = None) -> Committed:
         """The player's message, every state change, the tool-call log and the reply: all or nothing.
 
         A message already stored (pending, by begin_turn) is marked done; the others are added. With `version`, the
         turn commits only if nobody wrote the session since it was read; otherwise StaleSession and nothing changes.
-        `replaces`: a retry's turn, taken back in the same write (it committed over what the old turn did).
+        `replaces`: a retry's turn, taken back in the same write (it committed over what the old turn did). `vector`:
+        the turn's embedding of the player's message, kept for the game's memory.
         """
         # What /undo puts back: the state this turn read (cached with its version, else read in the write); a retry's
         # turn read the state the old turn committed over.
@@ -256,7 +259,7 @@ class Store(Instances, UndoRecords, AdminRecords, Reports):
         try:
             committed = await self.driver.write(self._commit_turn(
                 session_id, text, messages, turn, calls, version,
-                (known.json, known.guild_id) if known is not None else None, state.summary_upto, replaces))
+                (known.json, known.guild_id) if known is not None else None, state.summary_upto, replaces, vector))
         except BaseException:
             self.states.unsaved(session_id)
             raise
@@ -265,7 +268,7 @@ class Store(Instances, UndoRecords, AdminRecords, Reports):
 
     def _commit_turn(self, session_id: int, state: str, messages: list[Message], turn: TurnRecord,
                      calls: list[ToolCallRow], version: int | None, known: tuple[str, str | None] | None,
-                     summary_upto: int, replaces: LastTurn | None) -> Op[Committed]:
+                     summary_upto: int, replaces: LastTurn | None, vector: bytes | None) -> Op[Committed]:
         if known is None:
             found = yield row("SELECT state, guild_id FROM sessions WHERE id = ?", session_id)
             known = (found["state"], found["guild_id"]) if found else (None, None)
@@ -277,6 +280,9 @@ class Store(Instances, UndoRecords, AdminRecords, Reports):
             yield from self._replace(session_id, replaces, utcnow().isoformat())
         turn_id = yield from self._insert_turn(session_id, turn, before)
         yield from self._prune_undo(session_id)
+        if vector is not None:
+            yield run("INSERT INTO memory_vectors (turn_id, session_id, vector) VALUES (?, ?, ?)", turn_id, session_id,
+                      vector)
         yield from self._spent(guild_id, turn)
         for m in messages:
             m.turn_id = turn_id

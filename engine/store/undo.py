@@ -66,8 +66,9 @@ class UndoRecords:
                       "AND version = ? AND active = 1", oldest.state_before, now, session_id, version)) != 1:
             raise StaleSession()
         yield many("UPDATE turns SET undone_at = ? WHERE id = ?", [(now, t.id) for t in turns])
-        # An undone turn is never put back, so what it committed over is no longer needed.
+        # An undone turn is never put back, so what it committed over (and what memory kept of it) is not needed.
         yield many("DELETE FROM undo_states WHERE turn_id = ?", [(t.id,) for t in turns])
+        yield many("DELETE FROM memory_vectors WHERE turn_id = ?", [(t.id,) for t in turns])
         undone = yield rows("UPDATE messages SET status = 'undone' WHERE session_id = ? AND id >= ? AND status = 'ok' "
                             "RETURNING id", session_id, oldest.first_message)
         return sorted(r[0] for r in undone)
@@ -78,6 +79,7 @@ class UndoRecords:
                       now, old.turn.id, session_id)) != 1:
             raise StaleSession()
         yield run("DELETE FROM undo_states WHERE turn_id = ?", old.turn.id)
+        yield run("DELETE FROM memory_vectors WHERE turn_id = ?", old.turn.id)
         if old.committed:
             yield run("UPDATE messages SET status = 'undone' WHERE turn_id = ? AND status = 'ok'", old.turn.id)
 

@@ -16,6 +16,7 @@ import structlog
 from pydantic import Field
 
 from ..errors import ToolError
+from ..recall import recall as recall_exchanges
 from ..lore.memory import recall_lines
 from ..lore.retrieval import refs_of
 from ..lore.slices import SliceResult, closest, compact, digest
@@ -113,8 +114,9 @@ async def search_lore(ctx: ToolContext, args: SearchLoreArgs) -> str:
     started = time.perf_counter()
     index, settings = _lore(ctx)
     _spend(ctx, settings, "search_lore")
+    vector = await index.queries.embed(args.query)  # in the turns' embedding queue (None when busy: words alone)
     hits = await asyncio.to_thread(index.search, args.query, settings.passages, refs=refs_of(ctx.state), gm=False,
-                                   secrets=lore_secrets(ctx.state, ctx.viewer))
+                                   secrets=lore_secrets(ctx.state, ctx.viewer), vector=vector, embed=False)
     hits = [h for h in hits if h.relevant(settings.min_similarity, settings.min_bm25)]
     room = _budget(ctx, settings)
     lines: list[str] = []
@@ -155,14 +157,9 @@ async def recall(ctx: ToolContext, args: RecallArgs) -> str:
         raise ToolError("this game keeps no searchable memory")
     settings = deps.config.lore
     _spend(ctx, settings, "recall")
-    memory = index.memory
-    game = deps.store.game_key(ctx.session_id)
-    upto = await asyncio.to_thread(memory.indexed_upto, game)
-    fresh = await deps.store.messages(ctx.session_id, after_id=upto, limit=2000, oldest=True)
-    if fresh:
-        await asyncio.to_thread(memory.sync, game, fresh, ctx.state)
     npc_id = ctx.npc_id if ctx.agent is AgentType.NPC else None
-    found = await asyncio.to_thread(memory.recall, game, args.query, 3, npc_id=npc_id)
+    vector = await index.queries.embed(args.query)
+    found = await recall_exchanges(deps, ctx.session_id, ctx.state, args.query, vector, 3, npc_id=npc_id)
     text = recall_lines(found)
     tokens = len(text) // 4
     ctx.counters["lore_tokens"] = ctx.counters.get("lore_tokens", 0) + tokens
