@@ -92,13 +92,17 @@ async def remember(deps: Deps, session_id: int, state: GameState) -> int:
 
 
 async def backfill(deps: Deps, session_id: int, game: str) -> int:
-    """Embed (a batch at a time, in a thread) the player's words of exchanges stored without a vector."""
+    """Embed (a batch at a time, in a thread) the player's words of exchanges stored without a vector, while no
+    turn waits for the embedder: under load they stay found by their words alone, and the CPU goes to the turns."""
     import numpy as np
 
     assert deps.lore is not None
     memory, made = deps.lore.memory, 0
     missing = memory.unembedded(game)
     for at in range(0, len(missing), BACKFILL_BATCH):
+        if not deps.lore.queries.idle:
+            log.info("memory_embedding_deferred", game=game, left=len(missing) - at)
+            break
         batch = missing[at:at + BACKFILL_BATCH]
         vectors = await asyncio.to_thread(deps.lore.embedder.embed, [e.said for e in batch], QUERY_TOKENS)
         await deps.store.save_vectors(session_id, {e.turn_id: stored(v) for e, v in zip(batch, vectors)})

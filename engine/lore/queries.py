@@ -33,6 +33,11 @@ class QueryEmbedder:
         self._worker: threading.Thread | None = None
         self.skipped = 0  # texts refused because the queue was full (for the log and the benchmarks)
 
+    @property
+    def idle(self) -> bool:
+        """Nothing is waiting: background embedding (old turns' memory) may use the model without slowing a turn."""
+        return self._waiting == 0
+
     async def embed(self, text: str) -> np.ndarray | None:
         """The text's unit vector, or None when the embedder is too busy or failed (said in the log)."""
         with self._lock:
