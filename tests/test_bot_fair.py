@@ -24,3 +24,12 @@ async def test_status_lists_the_ways_out_players_know_of(fake, bot):
     session.state.location().secret("cask-door").discovered = True
     await bot.engine.deps.store.save_state(session.id, session.state, [], version=session.version)
     assert (await status_fields(fake))["Ways out"] == "Saltmere Quay, The Tide Tunnel"
+
+
+async def test_a_refused_move_shows_players_what_did_not_happen_under_the_reply(fake, bot, model):
+    await game_with_players(bot, fake)
+    model.add('<change_location location="gannet-rock-lighthouse"/>', " The causeway is under the sea.")
+    i = await fake.interaction("act", {"action": "I walk out to the lighthouse."}, user="alice")
+    [reply] = await i.wait_followups(1)
+    assert reply["content"] == ("The causeway is under the sea.\n"
+                                "-# ✗ Aria could not go to Gannet Rock Lighthouse: the way is closed.")

@@ -310,7 +310,7 @@ def test_the_cast_spell_tool_runs_the_same_engine_code(state):
     before = state.model_dump()
     refused = call(ctx, '<cast_spell caster="Bram" spell="fireball" target="Goblin"/>')
     assert not refused.ok and refused.observation.startswith("Error: Bram has not prepared Fireball.")
-    assert refused.observation.endswith("Nothing was done.") and ".." not in refused.observation
+    assert refused.observation.endswith("never narrate it as done.") and ".." not in refused.observation
     assert not call(ctx, '<cast_spell caster="Aria" spell="fire bolt" target="Goblin"/>').ok
     assert state.model_dump() == before
     assert "cast_spell" in {t.name for t in tools_for(AgentType.NARRATIVE)} & {t.name for t in tools_for(AgentType.COMBAT)}

@@ -42,7 +42,7 @@ def cast_spell(ctx: ToolContext, args: CastArgs) -> str:
     try:
         told = cast(ctx, ctx.character(args.caster), args.spell, args.target, args.level, args.advantage)
     except BadInput as exc:
-        raise ToolError(exc.message.rstrip(".")) from None  # the registry ends the sentence
+        raise ToolError(exc.message.rstrip("."), public=exc.message) from None  # /cast's own words: the table's
     return Told(told, told)  # the table reads it all: slot, rolls, damage, who falls
 
 
