@@ -24,6 +24,17 @@ from .tools.spells import cast
 from .turn import NARRATOR_ID, turn_seed
 
 
+def on_turn(state: GameState, ch: Character) -> None:
+    """In a fight, a player's own attack or spell waits for their character's turn (the agents keep the order
+    themselves, with next_turn); outside one, anyone acts when they like."""
+    now = state.combat.current()
+    if now is None or (now.faction == "player" and now.id == ch.owner_id):
+        return
+    if all(p.id != ch.owner_id for p in state.combat.order if p.faction == "player"):
+        raise BadInput(f"{ch.name} is not in this fight; it is {now.name}'s turn.")
+    raise BadInput(f"It is {now.name}'s turn, not {ch.name}'s: wait for yours (the tracker marks whose turn it is).")
+
+
 class PlayerActions(Core):
     """The table's direct commands (/rest, /cast, /buy, /check, /attack, /levelup, /roll) on Engine."""
 
@@ -66,6 +77,7 @@ class PlayerActions(Core):
             state = session.state
             if owner_id not in state.characters:
                 raise NoCharacter()
+            on_turn(state, state.characters[owner_id])
             ctx = self._player_context(state, owner_id)
             text = cast(ctx, state.characters[owner_id], spell, target, level, mode)
             state.turn += 1
@@ -133,6 +145,7 @@ class PlayerActions(Core):
             character = state.characters.get(owner_id)
             if character is None:
                 raise NoCharacter()
+            on_turn(state, character)
             ctx = ToolContext(state, self.deps.rng, AgentType.COMBAT, owner_id, deps=self.deps)
             try:
                 text = weapon_attack(ctx, character, weapon, target or None, mode)
