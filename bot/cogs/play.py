@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from typing import Literal
+from typing import Awaitable, Callable, Literal
 
 import discord
 from discord import app_commands
@@ -12,6 +12,7 @@ from discord.ext import commands
 
 from engine import GameError, NoGameRunning
 from engine.dice import Roll
+from engine.hostility import ConfirmAttack
 from engine.limits import BudgetSpent, RateLimited
 from engine.rules import SKILLS, spells, title
 from engine.rules.attacks import profile
@@ -21,9 +22,10 @@ from engine.state import GameState
 from engine.tools.combat import participant_hp
 
 from ..client import LorekeeperBot
+from ..confirm import Confirm
 from .admin import is_admin
 from ..render import NO_PINGS, clip, quests_embed
-from ..tree import InputError
+from ..tree import InputError, respond
 
 
 
@@ -212,10 +214,9 @@ class PlayCog(commands.Cog):
                    level: app_commands.Range[int, 1, 9] | None = None,
                    advantage: Literal["advantage", "disadvantage"] | None = None) -> None:
         """Cast a spell: the engine spends the slot and rolls (the Game Master sees it in the story)."""
-        await self.bot.ack_if_busy(interaction)
-        text = await self.bot.engine.cast(str(interaction.channel_id), str(interaction.user.id),
-                                          interaction.user.display_name, spell, target, level, advantage)
-        await self.bot.announce(interaction, clip(f"✨ {discord.utils.escape_markdown(text)}", 2000))
+        cid, uid, name = str(interaction.channel_id), str(interaction.user.id), interaction.user.display_name
+        await self._strike(interaction, "Cast it", "✨", lambda confirmed: self.bot.engine.cast(
+            cid, uid, name, spell, target, level, advantage, confirmed=confirmed))
 
     @cast.autocomplete("spell")
     async def spell_choices(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
@@ -254,10 +255,41 @@ class PlayCog(commands.Cog):
                      target: app_commands.Range[str, 1, 60] | None = None,
                      advantage: Literal["advantage", "disadvantage"] | None = None) -> None:
         """Attack with a weapon from your sheet; a hit's damage is dealt (the Game Master sees the result)."""
+        cid, uid, name = str(interaction.channel_id), str(interaction.user.id), interaction.user.display_name
+        await self._strike(interaction, "Attack", "⚔️", lambda confirmed: self.bot.engine.player_attack(
+            cid, uid, name, weapon, target, advantage, confirmed=confirmed))
+
+    async def _strike(self, interaction: discord.Interaction, yes: str, mark: str,
+                      act: Callable[[bool], Awaitable[str]]) -> None:
+        """An attack or spell, told to the table; one at someone who is no enemy in a fight gets the engine's
+        question instead, privately, and happens only when its player says yes (`act(True)`)."""
         await self.bot.ack_if_busy(interaction)
-        text = await self.bot.engine.player_attack(str(interaction.channel_id), str(interaction.user.id),
-                                                   interaction.user.display_name, weapon, target, advantage)
-        await self.bot.announce(interaction, f"⚔️ {discord.utils.escape_markdown(text)}")
+        try:
+            text = await act(False)
+        except ConfirmAttack as exc:
+            asked = exc.message
+        else:
+            await self.bot.announce(interaction, clip(f"{mark} {discord.utils.escape_markdown(text)}", 2000))
+            return
+
+        async def confirm(pressed: discord.Interaction) -> None:
+            await pressed.response.edit_message(view=None)  # answered at once: the engine may wait for the channel
+            try:
+                text = await act(True)
+            except GameError as exc:  # the moment passed (another's turn now, the target gone): said privately
+                await pressed.edit_original_response(content=exc.message)
+                return
+            await pressed.edit_original_response(content="Done.")
+            assert pressed.channel is not None
+            await pressed.channel.send(clip(f"{mark} {discord.utils.escape_markdown(text)}", 2000),
+                                       allowed_mentions=NO_PINGS)
+
+        async def cancel(pressed: discord.Interaction) -> None:
+            await pressed.response.edit_message(content="Cancelled: nothing happened.", view=None)
+
+        view = Confirm(interaction.user, "strike", confirm, cancel, confirm=yes, cancel="Cancel", danger=True)
+        await respond(interaction, discord.utils.escape_markdown(asked), ephemeral=True, allowed_mentions=NO_PINGS,
+                      view=view)
 
     @attack.autocomplete("weapon")
     async def weapon_choices(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:

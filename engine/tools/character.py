@@ -16,6 +16,7 @@ from ..rules.data import rules, weapon as weapon_by_name
 from ..rules.equipment import armor_class, carried_weapons, sync_armor_class
 from ..basics import COIN_VALUE, DAMAGE_DICE, Item
 from ..entities import NPC
+from ..hostility import require_consent
 from ..state import Character, Participant
 from ..visibility import character_card, require_counterpart
 from .combat import creature_attack
@@ -179,7 +180,8 @@ def attack(ctx: ToolContext, args: AttackArgs) -> str:
     sheet = _sheet_weapon(ctx, args)
     if sheet is not None:
         mode = None if args.roll == "normal" else args.roll
-        told = weapon_attack(ctx, sheet, args.weapon or "", args.target, mode)
+        # The GM judges what the player said they do: an attack on someone who is no enemy needs no button here.
+        told = weapon_attack(ctx, sheet, args.weapon or "", args.target, mode, confirmed=True)
         return Told(f"{told} (to-hit and damage from {sheet.name}'s sheet)", told.public)
     pc = ctx.state.characters.get(ctx.actor_id or "") if args.attacker is None else ctx.state.find_character(args.attacker)
     if pc is not None:  # a player character attacks by the sheet, never by numbers the model wrote
@@ -225,9 +227,11 @@ def _sheet_weapon(ctx: ToolContext, args: AttackArgs) -> Character | None:
     return ch
 
 
-def weapon_attack(ctx: ToolContext, ch: Character, weapon: str, target: str | None, mode: Mode = None) -> Told:
+def weapon_attack(ctx: ToolContext, ch: Character, weapon: str, target: str | None, mode: Mode = None, *,
+                  confirmed: bool = False) -> Told:
     """An attack with a weapon from `ch`'s sheet at a target (found as update_hp finds one), its damage applied on
-    a hit; with no target, the rolls alone. Ammunition is used up, one piece per shot."""
+    a hit; with no target, the rolls alone. Ammunition is used up, one piece per shot. A target who is no enemy in a
+    fight needs `confirmed` (its player said yes), else ConfirmAttack asks."""
     if ch.hp == 0:
         raise ToolError(f"{ch.name} is down and cannot attack", public=True)
     try:
@@ -237,6 +241,8 @@ def weapon_attack(ctx: ToolContext, ch: Character, weapon: str, target: str | No
     foe = resolve_hp_target(ctx, target, reach=True) if target else None
     if foe is ch:
         raise ToolError(f"{ch.name} cannot attack themselves", public=True)
+    if foe is not None and not confirmed:
+        require_consent(ctx.state, ch, [foe], "Attack")
     w = attack_.weapon
     spent = ""
     if w.ammunition:
