@@ -9,6 +9,7 @@ import random
 from . import hostility, rules
 from . import shops as trading
 from .core import Core
+from .deps import Deps
 from .dice import Roll, roll as roll_dice
 from .errors import BadInput, NoCharacter, ToolError
 from .rules import levels
@@ -20,6 +21,7 @@ from .state import Character, GameState, Message
 from .store import Session
 from .tools import ToolContext
 from .hostility import Target
+from .limits import Commands
 from .rules.spells import known_spell
 from .tools.character import RestArgs, ShortRestArgs, long_rest, resolve_hp_target, short_rest, weapon_attack
 from .tools.spells import cast
@@ -39,6 +41,17 @@ def on_turn(state: GameState, ch: Character) -> None:
 
 class PlayerActions(Core):
     """The table's direct commands (/rest, /cast, /buy, /check, /attack, /levelup, /roll) on Engine."""
+
+    def __init__(self, deps: Deps) -> None:
+        super().__init__(deps)
+        self.commands = Commands()
+
+    def check_command(self, user_id: str, guild_id: str | None) -> None:
+        """Count a command that calls no model (/roll, /sheet, /attack, /buy …), or refuse it (RateLimited, with
+        when to go on) past the per-user limit. In Discord servers only: the terminal has one player, at their own
+        keyboard. A front end asks before it does anything, so a refusal costs nothing."""
+        if guild_id is not None:
+            self.commands.admit(self.deps.config.limits, user_id)
 
     def _player_context(self, state: GameState, owner_id: str) -> ToolContext:
         """For what a player does directly (/rest, /cast): the next turn's dice, acting as the narrator would."""

@@ -4,6 +4,8 @@ character's turn; model-free commands share a per-user limit; a refused turn nev
 
 from __future__ import annotations
 
+import re
+
 from tests.test_bot_e2e import bot, fake, game_with_players, model  # noqa: F401  (fixtures)
 
 
@@ -98,3 +100,57 @@ async def test_in_a_fight_attacks_wait_for_the_characters_turn_even_after_a_yes(
     said = (await (await fake.interaction("attack", {"weapon": "longsword", "target": "Wolf"}, user="alice"))
             .wait_response())["data"]  # an enemy on her turn: no question
     assert said["content"].startswith("⚔️ Aria attacks Wolf with longsword") and not said.get("flags", 0) & 64
+
+
+def limited(bot, **limits) -> None:
+    config = bot.engine.deps.config
+    bot.engine.deps.config = config.model_copy(update={"limits": config.limits.model_copy(update=limits)})
+
+
+async def test_commands_that_call_no_model_share_a_per_user_limit_across_channels(fake, bot, model):
+    limited(bot, user_commands=3, user_commands_window_s=600)
+    cid = str(fake.channel("general").id)
+    await bot.engine.start_game(cid, str(fake.guild_id))
+    await bot.engine.create_character(cid, str(fake.user("alice").id), "Aria", "fighter")
+    for n in range(3):
+        done = await (await fake.interaction("roll", {"dice": "1d20"}, user="alice")).wait_response()
+        assert done["data"]["content"].startswith("🎲 Aria (alice) rolls 1d20") and not done["data"].get("flags")
+    offered = await fake.autocomplete("attack", {"weapon": "long"}, focused="weapon", user="alice")
+    assert (await offered.wait_response())["data"]["choices"]  # typing is not a command: never counted
+    fake.add_channel("tavern")
+    for command, options, channel in (("roll", {"dice": "1d20"}, "general"), ("char sheet", {}, "tavern"),
+                                      ("quests", {}, "general")):
+        refused = (await (await fake.interaction(command, options, user="alice", channel=channel))
+                   .wait_response())["data"]
+        assert refused["flags"] & 64 and re.fullmatch(
+            r"Easy there: that is 3 commands in 10 min, as fast as this server allows\. Go on in \d+ (s|min)\.",
+            refused["content"]), refused
+    assert len((await bot.engine.session(cid)).state.characters) == 1
+    bob = (await (await fake.interaction("roll", {"dice": "1d6"}, user="bob")).wait_response())["data"]
+    assert bob["content"].startswith("🎲 bob rolls 1d6")  # another player is not held back
+    model.add("The gulls wheel.")  # a turn is not a command: the turn limit judges it
+    played = await fake.interaction("act", {"action": "I watch the gulls."}, user="alice")
+    assert (await played.wait_followups(1))[0]["content"] == "The gulls wheel."
+
+
+async def test_a_turn_refused_after_its_defer_is_answered_privately_and_the_thinking_message_goes(fake, bot, model):
+    limited(bot, user_turns=1, user_window_s=600)
+    cid = str(fake.channel("general").id)
+    await bot.engine.start_game(cid, str(fake.guild_id))
+    await bot.engine.create_character(cid, str(fake.user("alice").id), "Aria", "fighter")
+    model.add("The gulls wheel.")
+    await (await fake.interaction("act", {"action": "I watch the gulls."}, user="alice")).wait_followups(1)
+
+    async def checked_too_early(*_, **__) -> None:  # as when two /act pass the checks before either turn begins
+        return None
+
+    bot.engine.deps.store.enforce_limits = checked_too_early  # the turn's own write still holds her to the limit
+    raced = await fake.interaction("act", {"action": "I watch again."}, user="alice")
+    deferred = await raced.wait_response()
+    assert deferred["type"] == 5 and not (deferred.get("data") or {}).get("flags", 0) & 64  # public "thinking…"
+    [private] = await raced.wait_followups(1)
+    assert private["flags"] & 64 and private["content"].startswith("Easy there: that is 1 turns in 10 min")
+    assert int(raced.original["id"]) not in fake.messages  # the public placeholder is gone, not edited
+    assert fake.calls("DELETE", r"/webhooks/\d+/[\w-]+/messages/@original")
+    said = [m["content"] for m in fake.messages_in(fake.channel("general"))]
+    assert not any("Easy there" in s for s in said) and len(model.requests) == 1

@@ -10,7 +10,7 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
-from engine import GameError, NoGameRunning
+from engine import GameError, NoGameRunning, TurnFailed
 from engine.dice import Roll
 from engine.hostility import ConfirmAttack
 from engine.limits import BudgetSpent, RateLimited
@@ -141,12 +141,26 @@ class PlayCog(commands.Cog):
         return await carried_choices(self.bot, interaction, current)
 
     async def _act(self, interaction: discord.Interaction, action: str, debug: bool | None = None) -> None:
-        """Play an action; refusals (no game, no character, someone not here) come before the defer, so they
-        can be private."""
+        """Play an action; refusals (no game, no character, someone not here, the turn limit) come before the
+        defer, so they can be private."""
         await self.bot.engine.check_action(str(interaction.channel_id), str(interaction.user.id), action)
         await interaction.response.defer(thinking=True)
         assert interaction.channel is not None
-        await self.bot.play(interaction.channel, interaction.user, action, followup=interaction.followup, debug=debug)
+        try:
+            await self.bot.play(interaction.channel, interaction.user, action, followup=interaction.followup,
+                                debug=debug)
+        except TurnFailed:
+            raise  # the table's: the Game Master's apology takes the place of "thinking…" for everyone
+        except GameError as exc:  # refused after all (a race past the checks: the turn limit, another's write)
+            await self._refused_after_defer(interaction, exc.message)
+
+    @staticmethod
+    async def _refused_after_defer(interaction: discord.Interaction, text: str) -> None:
+        """The public "thinking…" goes, and the reason is said to the player alone, as a refusal before the defer
+        would have been (it never replaces the placeholder, which everyone sees)."""
+        with contextlib.suppress(discord.HTTPException):
+            await interaction.delete_original_response()
+        await interaction.followup.send(text, ephemeral=True, allowed_mentions=NO_PINGS)
 
     @app_commands.command(name="retry")
     @app_commands.guild_only()
