@@ -154,3 +154,21 @@ async def test_a_turn_refused_after_its_defer_is_answered_privately_and_the_thin
     assert fake.calls("DELETE", r"/webhooks/\d+/[\w-]+/messages/@original")
     said = [m["content"] for m in fake.messages_in(fake.channel("general"))]
     assert not any("Easy there" in s for s in said) and len(model.requests) == 1
+
+
+async def test_two_questions_asked_while_the_channel_is_busy_each_answer_their_own_player(tmp_path, model):
+    from tests.fake_discord import FakeDiscord
+    from tests.test_bot_e2e import busy_channel, lorekeeper
+
+    async with FakeDiscord(interaction_timeout=0.4) as fake, lorekeeper(tmp_path, fake, model) as bot:
+        await busy_channel(bot, fake, model)
+        asks = [await fake.interaction(command, options, user=who) for command, options, who in (
+            ("attack", {"weapon": "longsword", "target": "Ysolde Marrick"}, "alice"),
+            ("cast", {"spell": "Fire Bolt", "target": "Ysolde Marrick"}, "bob"))]
+        questions = [(await ask.wait_followups(1, timeout=10))[0] for ask in asks]
+        assert all(q["flags"] & 64 and q["content"].endswith("(Ysolde Marrick will turn hostile).") for q in questions)
+        pressed = await fake.component(questions[0], "strike-confirm", user="alice")
+        [posted] = await fake.wait_for("POST", r"/channels/\d+/messages",
+                                       where=lambda c: "attacks Ysolde" in (c.json or {}).get("content", ""))
+        assert posted.json["content"].startswith("⚔️ Aria attacks Ysolde Marrick")
+        assert (await pressed.wait_response())["type"] == 7  # her own question answered her, not bob's
