@@ -12,6 +12,7 @@ from engine.shops import closed_because, shop_heading, shops_here, stock_lines
 from engine.state import Character, GameState
 from engine.tools.character import ac_line, sheet_features
 from engine.tools.combat import tracker_rows
+from engine.visibility import ways_out
 
 COLOUR = discord.Colour.dark_teal()
 NO_PINGS = discord.AllowedMentions.none()
@@ -94,6 +95,8 @@ def status_embed(state: GameState) -> discord.Embed:
     here = [n.name for n in state.present_npcs() if n.id not in state.party.npc_ids]
     if here:
         embed.add_field(name="Here", value=clip(", ".join(here), 1024), inline=False)
+    ways = [loc.name + ("" if open_ else " (closed)") for loc, open_ in ways_out(state)]
+    embed.add_field(name="Ways out", value=clip(", ".join(ways) or "none that you know of", 1024), inline=False)
     active = [q.title for q in state.quests.values() if q.status == "active"]
     if active:
         embed.add_field(name="Quests", value=clip("\n".join(active), 1024), inline=False)

@@ -1,4 +1,5 @@
-"""The command tree: one place where errors become short ephemeral answers."""
+"""The command tree: one place where errors become short ephemeral answers, and where commands that call no model
+are held to the per-user limit."""
 
 from __future__ import annotations
 
@@ -7,11 +8,15 @@ import structlog
 from discord import app_commands
 
 from engine.errors import GameError
+from engine.limits import RateLimited
 
 log = structlog.get_logger(__name__)
 
 NOT_PERMITTED = "You are not permitted to use this command."
 GENERIC = "Something went wrong on our side. It has been logged; try again in a moment."
+# Commands the per-user command limit does not count: turns (the turn limit judges them, in the database) and the
+# admins' own. Every other command calls no model, and is counted (engine/limits.py, Commands).
+UNCOUNTED = frozenset({"act", "talk", "use", "retry", "gm-admin"})
 
 
 class InputError(app_commands.AppCommandError):
@@ -55,6 +60,20 @@ async def answer(interaction: discord.Interaction, text: str) -> None:
 
 
 class GameTree(app_commands.CommandTree):
+    async def interaction_check(self, interaction: discord.Interaction) -> bool:
+        """Before any command runs: past the per-user limit of commands that call no model, a private answer with
+        when to go on, and the command is not run. Autocomplete, buttons and turns are not counted."""
+        command = interaction.command if interaction.type is discord.InteractionType.application_command else None
+        if command is None or (getattr(command, "root_parent", None) or command).name in UNCOUNTED:
+            return True
+        try:
+            self.client.engine.check_command(  # type: ignore[attr-defined]
+                str(interaction.user.id), str(interaction.guild_id) if interaction.guild_id is not None else None)
+        except RateLimited as exc:
+            await answer(interaction, exc.message)
+            return False
+        return True
+
     async def on_error(self, interaction: discord.Interaction, error: app_commands.AppCommandError) -> None:
         text = user_message(error)
         if text is None:

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import random
 
-from . import rules
+from . import hostility, rules
 from . import shops as trading
 from .core import Core
+from .deps import Deps
 from .dice import Roll, roll as roll_dice
 from .errors import BadInput, NoCharacter, ToolError
 from .rules import levels
@@ -19,13 +20,38 @@ from .entities import Shop
 from .state import Character, GameState, Message
 from .store import Session
 from .tools import ToolContext
-from .tools.character import RestArgs, ShortRestArgs, long_rest, short_rest, weapon_attack
+from .hostility import Target
+from .limits import Commands
+from .rules.spells import known_spell
+from .tools.character import RestArgs, ShortRestArgs, long_rest, resolve_hp_target, short_rest, weapon_attack
 from .tools.spells import cast
 from .turn import NARRATOR_ID, turn_seed
 
 
+def on_turn(state: GameState, ch: Character) -> None:
+    """In a fight, a player's own attack or spell waits for their character's turn (the agents keep the order
+    themselves, with next_turn); outside one, anyone acts when they like."""
+    now = state.combat.current()
+    if now is None or (now.faction == "player" and now.id == ch.owner_id):
+        return
+    if all(p.id != ch.owner_id for p in state.combat.order if p.faction == "player"):
+        raise BadInput(f"{ch.name} is not in this fight; it is {now.name}'s turn.")
+    raise BadInput(f"It is {now.name}'s turn, not {ch.name}'s: wait for yours (the tracker marks whose turn it is).")
+
+
 class PlayerActions(Core):
     """The table's direct commands (/rest, /cast, /buy, /check, /attack, /levelup, /roll) on Engine."""
+
+    def __init__(self, deps: Deps) -> None:
+        super().__init__(deps)
+        self.commands = Commands()
+
+    def check_command(self, user_id: str, guild_id: str | None) -> None:
+        """Count a command that calls no model (/roll, /sheet, /attack, /buy …), or refuse it (RateLimited, with
+        when to go on) past the per-user limit. In Discord servers only: the terminal has one player, at their own
+        keyboard. A front end asks before it does anything, so a refusal costs nothing."""
+        if guild_id is not None:
+            self.commands.admit(self.deps.config.limits, user_id)
 
     def _player_context(self, state: GameState, owner_id: str) -> ToolContext:
         """For what a player does directly (/rest, /cast): the next turn's dice, acting as the narrator would."""
@@ -58,19 +84,24 @@ class PlayerActions(Core):
         return await self._write(channel_id, change)
 
     async def cast(self, channel_id: str, owner_id: str, author_name: str, spell: str, target: str | None = None,
-                   level: int | None = None, mode: rules.Mode = None) -> str:
+                   level: int | None = None, mode: rules.Mode = None, *, confirmed: bool = False) -> str:
         """A spell the player's character casts (/cast), by the same engine code as the agents' cast_spell: the slot
         spent, the rolls made, damage or healing applied. It enters the game's history, so the GM reacts to it; a
-        refusal changes nothing."""
+        refusal changes nothing. A harmful spell at someone who is no enemy needs `confirmed` (ConfirmAttack
+        asks otherwise); then the GM is told, and the people struck turn hostile (engine/hostility.py)."""
         def change(session: Session, lines: list[Message]) -> str:
             state = session.state
-            if owner_id not in state.characters:
+            character = state.characters.get(owner_id)
+            if character is None:
                 raise NoCharacter()
+            on_turn(state, character)
             ctx = self._player_context(state, owner_id)
-            text = cast(ctx, state.characters[owner_id], spell, target, level, mode)
+            struck = _strikes(ctx, target, spell)
+            text = cast(ctx, character, spell, target, level, mode, confirmed=confirmed)
             state.turn += 1
             lines.append(Message(channel_id=channel_id, author_id=owner_id, author_name=author_name,
                                  agent=AgentType.PLAYER, text=text, witnesses=list(state.party.npc_ids)))
+            self._provoked(state, character, struck, lines)
             return text
 
         return await self._write(channel_id, change)
@@ -125,24 +156,36 @@ class PlayerActions(Core):
         return character.name, result
 
     async def player_attack(self, channel_id: str, owner_id: str, author_name: str, weapon: str,
-                            target: str | None = None, mode: rules.Mode = None) -> str:
+                            target: str | None = None, mode: rules.Mode = None, *, confirmed: bool = False) -> str:
         """An attack players make themselves (/attack) with a weapon from their sheet, its damage applied to the
-        target; it enters the game's history so the GM reacts. Refused (nothing changed) with a sentence why."""
+        target; it enters the game's history so the GM reacts. Refused (nothing changed) with a sentence why. A
+        target who is no enemy in a fight needs `confirmed` (ConfirmAttack asks otherwise); then the GM is told,
+        and the person struck turns hostile (engine/hostility.py)."""
         def change(session: Session, lines: list[Message]) -> str:
             state = session.state
             character = state.characters.get(owner_id)
             if character is None:
                 raise NoCharacter()
+            on_turn(state, character)
             ctx = ToolContext(state, self.deps.rng, AgentType.COMBAT, owner_id, deps=self.deps)
+            struck = _strikes(ctx, target or None, None)
             try:
-                text = weapon_attack(ctx, character, weapon, target or None, mode)
+                text = weapon_attack(ctx, character, weapon, target or None, mode, confirmed=confirmed)
             except ToolError as exc:  # nothing is written: the half-changed state is dropped
-                raise BadInput(f"{character.name} cannot attack: {exc}.") from None
+                raise BadInput(f"{character.name} cannot attack: {str(exc).rstrip('.')}.") from None
             lines.append(Message(channel_id=channel_id, author_id=owner_id, author_name=author_name,
                                  agent=AgentType.PLAYER, text=text, witnesses=list(state.party.npc_ids)))
+            self._provoked(state, character, struck, lines)
             return str(text)
 
         return await self._write(channel_id, change)
+
+    def _provoked(self, state: GameState, attacker: Character, struck: list[Target], lines: list[Message]) -> None:
+        """After a confirmed strike at someone who was no enemy: they turn hostile, and the GM reads so in the story."""
+        note = hostility.provoke(state, attacker, struck)
+        if note is not None:
+            lines.append(Message(channel_id=lines[0].channel_id, author_id=NARRATOR_ID, author_name="Narrator",
+                                 agent=AgentType.NARRATIVE, text=note, witnesses=list(state.party.npc_ids)))
 
     async def level_up(self, channel_id: str, owner_id: str, author_name: str, roll: bool = False
                        ) -> tuple[Character, LevelUp]:
@@ -177,3 +220,23 @@ class PlayerActions(Core):
                        text=text, witnesses=list(session.state.party.npc_ids))
         await self.deps.store.add_messages(session.id, [line])
         return character.name
+
+
+def _strikes(ctx: ToolContext, target: str | None, spell: str | None) -> list[Target]:
+    """Whom a player's attack (or, with `spell`, their spell: only a harmful one strikes) would strike, for what it
+    sets off once done. A name that finds no one, or a spell not theirs, strikes no one: the command refuses it."""
+    names = [target] if target else []
+    if spell is not None:
+        try:
+            if not known_spell(ctx.state.characters[ctx.actor_id or ""], spell).harmful:
+                return []
+        except (BadInput, KeyError):
+            return []
+        names = [n.strip() for n in (target or "").split(",") if n.strip()]
+    struck: list[Target] = []
+    for name in names:
+        try:
+            struck.append(resolve_hp_target(ctx, name, reach=True))
+        except ToolError:
+            continue
+    return struck

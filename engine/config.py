@@ -64,6 +64,10 @@ class LoreSettings(Model):
 class LimitSettings(Model):
     user_turns: int = Field(10, ge=0, le=1000)  # turns one user may begin per window, in all channels (0: no limit)
     user_window_s: int = Field(60, ge=1, le=86_400)
+    # Commands that call no model (/roll, /sheet, /attack, /buy …) one user may run per window, in all channels
+    # (0: no limit); counted in each process's memory (engine/limits.py says why)
+    user_commands: int = Field(30, ge=0, le=10_000)
+    user_commands_window_s: int = Field(60, ge=1, le=86_400)
     guild_daily_tokens: int = Field(0, ge=0)  # model tokens (input + output) a server may use per UTC day (0: no limit)
 
 

@@ -64,7 +64,21 @@ class StaleSession(GameError):
 
 
 class ToolError(Exception):
-    """A tool call that cannot be carried out; its message becomes the observation the agent reads."""
+    """A tool call that cannot be carried out; its message becomes the observation the agent reads.
+
+    `public` is what players may read of the refusal, under the reply ("✗ Aria could not go to …"): a sentence
+    that names only what they know, or True when the message itself is one (a purse too light, a shop sold out).
+    None: the refusal is the agent's own slip (a name that is nothing, a bad argument), for it to mend."""
+
+    def __init__(self, message: str = "", *, public: str | bool | None = None) -> None:
+        super().__init__(message)
+        self.public = sentence(message) if public is True else public or None
+
+
+def sentence(text: str) -> str:
+    """A clause as a sentence: its first letter a capital, and one full stop at its end."""
+    text = text.strip()
+    return text[:1].upper() + text[1:] + ("" if text.endswith((".", "!", "?")) else ".")
 
 
 class ModelError(Exception):

@@ -1,9 +1,16 @@
 """How much one player may play and one server may spend: turns per user in a sliding window, and model tokens
 per server per UTC day. Both are counted from the database (the turns players began, the tokens turns and
-summaries used), so a restart resets neither, and processes sharing a database share the counts."""
+summaries used), so a restart resets neither, and processes sharing a database share the counts.
+
+Commands that call no model (/roll, /sheet, /attack, /buy …) have a limit of their own, generous and counted in
+memory (Commands): it guards the process and the database against a flood, not a budget, so counting it in the
+database would make every /sheet (a read today) cost a write; a restart forgetting a minute's count costs nothing;
+and Discord sends each server's commands to one process, so a player is counted whole in each server's process."""
 
 from __future__ import annotations
 
+import time
+from collections import deque
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Callable
@@ -86,6 +93,36 @@ def refuse(settings: LimitSettings, recent: list[str], usage: Usage | None, now:
         raise BudgetSpent(f"This server has used today's model budget ({usage.budget:,} tokens), so the Game Master "
                           f"rests until 00:00 UTC, in {_span(left)}. Your words were not sent; nothing happened.",
                           retry_after=left)
+
+
+class Commands:
+    """Each user's model-free commands in a sliding window, in this process's memory (see the module's docstring)."""
+
+    SWEEP = 1000  # every this many commands, users whose window is empty are forgotten: the memory stays bounded
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
+        self._seen: dict[str, deque[float]] = {}
+        self._counted = 0
+
+    def admit(self, settings: LimitSettings, user_id: str) -> None:
+        """Count one command by `user_id`, or raise RateLimited (counting nothing) when the window is full."""
+        most, window = settings.user_commands, settings.user_commands_window_s
+        if not most:
+            return
+        now = self.clock()
+        seen = self._seen.setdefault(user_id, deque())
+        while seen and seen[0] <= now - window:
+            seen.popleft()
+        if len(seen) >= most:
+            wait = max(1, round(seen[0] + window - now))
+            raise RateLimited(f"Easy there: that is {most} commands in {_span(window)}, as fast as this server "
+                              f"allows. Go on in {_span(wait)}.", retry_after=wait)
+        seen.append(now)
+        self._counted += 1
+        if self._counted % self.SWEEP == 0:
+            for user in [u for u, times in self._seen.items() if not times or times[-1] <= now - window]:
+                del self._seen[user]
 
 
 def _span(seconds: int) -> str:

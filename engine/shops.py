@@ -60,7 +60,7 @@ def find_shop(state: GameState, ref: str | None, keeper: str | None = None) -> S
         found = here[0]
     why = closed_because(state, found)
     if why is not None:
-        raise ToolError(why)
+        raise ToolError(why, public=shop_place(state, found) == state.current_location)  # not one elsewhere: unseen
     return found
 
 
@@ -108,7 +108,8 @@ def stocked(state: GameState, shop: Shop, ref: str) -> tuple[ShopItem, ItemInfo]
         if info is not None and (key in (info.id, info.name.lower()) or slug(key) in (info.id, slug(info.name))):
             return entry, info
     raise ToolError(f"{shop.name} does not sell '{ref}' (it sells: "
-                    f"{', '.join(state.items[e.item].name for e in shop.stock if e.item in state.items) or 'nothing'})")
+                    f"{', '.join(state.items[e.item].name for e in shop.stock if e.item in state.items) or 'nothing'})",
+                    public=True)
 
 
 def floor_cp(listed: Price, shop: Shop) -> int:
@@ -141,7 +142,7 @@ def shop_heading(state: GameState, shop: Shop) -> str:
 def awake(ch: Character) -> None:
     """A character at 0 hit points (or knocked out) makes no deals: by the tools, or by the player's own /buy."""
     if ch.hp == 0 or "unconscious" in ch.conditions:
-        raise ToolError(f"{ch.name} is unconscious and cannot trade")
+        raise ToolError(f"{ch.name} is unconscious and cannot trade", public=True)
 
 
 def buy(state: GameState, ch: Character, shop: Shop, ref: str, quantity: int, agreed: Price | None = None) -> str:
@@ -160,11 +161,12 @@ def buy(state: GameState, ch: Character, shop: Shop, ref: str, quantity: int, ag
             raise ToolError(f"{shop.name} sells {info.name} for {listed} ({allowance}), not {agreed}")
         unit = agreed
     if entry.quantity is not None and entry.quantity < quantity:
-        raise ToolError(f"{shop.name} has {'no' if entry.quantity == 0 else f'only {entry.quantity}'} {info.name} left")
+        raise ToolError(f"{shop.name} has {'no' if entry.quantity == 0 else f'only {entry.quantity}'} {info.name} left",
+                        public=True)
     cost = unit.cp() * quantity
     if ch.currency.total_cp() < cost:
         raise ToolError(f"{ch.name} cannot pay {coins_worth(cost)} for {quantity} × {info.name}: the purse holds only "
-                        f"{ch.currency.describe()}")
+                        f"{ch.currency.describe()}", public=True)
     change = ch.currency.pay(unit.coin, unit.amount * quantity)
     _give(ch, info.name, quantity)
     if entry.quantity is not None:
@@ -180,23 +182,24 @@ def sell(state: GameState, ch: Character, shop: Shop, ref: str, quantity: int) -
     """Sell an item the character carries to a shop that buys, for its buy rate of the item's price."""
     awake(ch)
     if not shop.buys:
-        raise ToolError(f"{shop.name} buys nothing")
+        raise ToolError(f"{shop.name} buys nothing", public=True)
     held = ch.item(ref)
     key = slug(ref)
     info = next((i for i in state.items.values() if i.id == key or (held and i.name.lower() == held.name.lower())), None)
     if held is None and info is not None:
         held = ch.item(info.name)
     if held is None:
-        raise ToolError(f"{ch.name} has no '{ref}' (carrying: {', '.join(i.name for i in ch.inventory) or 'nothing'})")
+        raise ToolError(f"{ch.name} has no '{ref}' (carrying: {', '.join(i.name for i in ch.inventory) or 'nothing'})",
+                        public=True)
     entry = next((e for e in shop.stock if info is not None and e.item == info.id), None)
     listed = price_of(state, shop, entry) if entry is not None else info.price if info is not None else None
     if listed is None:
-        raise ToolError(f"{shop.name} will not put a price on {held.name}: it buys only things with a price")
+        raise ToolError(f"{shop.name} will not put a price on {held.name}: it buys only things with a price", public=True)
     if held.quantity < quantity:
-        raise ToolError(f"{ch.name} has only {held.quantity} × {held.name}")
+        raise ToolError(f"{ch.name} has only {held.quantity} × {held.name}", public=True)
     paid = listed.cp() * quantity * shop.buy_rate // 100
     if paid == 0:
-        raise ToolError(f"{held.name} is worth nothing to {shop.name}")
+        raise ToolError(f"{held.name} is worth nothing to {shop.name}", public=True)
     worn = armor_class(ch)
     if held.quantity == quantity:
         ch.inventory.remove(held)

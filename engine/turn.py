@@ -87,13 +87,16 @@ class TurnResult:
 
     def mechanics(self, verbosity: str = "full") -> list[str]:
         """What players may see of the turn's tools: dice, and each change as the tool tells it to the table (a
-        tool that says nothing for players shows the first sentence of its observation; never its GM notes).
-        verbosity "dice" keeps only the dice; "story" shows none."""
+        tool that says nothing for players shows the first sentence of its observation; never its GM notes), and
+        what the game refused, in the words the tool chose for players ("✗ Aria could not go to …": never the
+        error the agent read, which may name a secret). verbosity "dice" keeps only the dice; "story" shows none."""
         lines: list[str] = []
         if verbosity == "story":
             return lines
         for call in self.calls:
             spec = TOOLS.get(call.name)
+            if not call.ok and call.meta.get("refused") and verbosity == "full":
+                lines.append(f"✗ {call.meta['refused']}")
             if not call.ok or spec is None:
                 continue
             public = call.meta.get("public")

@@ -110,6 +110,39 @@ def exits_line(state: GameState, loc: Location) -> str:
     return ", ".join(shown) or "none open"
 
 
+# -- what players know of the ways -----------------------------------------------------------------------------------
+
+def hidden_way(loc: Location, exit_: Exit) -> bool:
+    """A way behind a secret of its place that the party has not found: players know nothing of it, not even that
+    it is there. A way closed by the place's state (a flag: the tide, a locked grate) is seen, closed."""
+    secret = loc.secret(exit_.requires) if exit_.requires is not None else None
+    return secret is not None and not secret.discovered
+
+
+def ways_out(state: GameState, loc: Location | None = None) -> list[tuple[Location, bool]]:
+    """The ways out of a place (the party's by default) as players know them: where each leads, and whether it is
+    open now; never one behind an undiscovered secret."""
+    loc = loc or state.location()
+    found: dict[str, bool] = {}
+    for e in loc.exits:
+        if e.to in state.locations and not hidden_way(loc, e):
+            found[e.to] = found.get(e.to, False) or loc.exit_open(e)
+    return [(state.locations[to], is_open) for to, is_open in found.items()]
+
+
+def places_players_know(state: GameState) -> set[str]:
+    """The places players may be told of by name: where the party is, and every place the ways they know of lead
+    to, from there on; a place reached only through a way behind an undiscovered secret is not among them."""
+    known, todo = {state.current_location}, [state.current_location]
+    while todo:
+        loc = state.locations.get(todo.pop())
+        for there, _ in ways_out(state, loc) if loc is not None else []:
+            if there.id not in known:
+                known.add(there.id)
+                todo.append(there.id)
+    return known
+
+
 def describe_location(state: GameState, loc: Location, viewer: Viewer = GM) -> str:
     """A place as the viewer may know it: the GM also sees its undiscovered secrets, an NPC only those it knows."""
     npcs = [n.name for n in state.npcs.values() if n.location == loc.id and n.id not in state.party.npc_ids]

@@ -2084,6 +2084,8 @@ class FakeDiscord:
         if not it.acknowledged:
             raise unknown("Webhook")
         original = it.original
+        if original is not None and int(original["id"]) not in self.messages:
+            original = None  # the deferred message was deleted: a followup is a message of its own, flags and all
         if original is not None and original["flags"] & LOADING and not it.consumed_original_by_followup:
             # The first followup after a "thinking" defer becomes the deferred message itself.
             it.consumed_original_by_followup = True

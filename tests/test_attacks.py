@@ -98,7 +98,8 @@ async def test_a_players_attack_deals_damage_and_enters_the_story(table):
     hits = misses = 0
     for _ in range(12):  # the engine's dice decide; every outcome must read as the numbers say
         before = (await table.state()).npcs[npc.id].hp
-        text = await table.engine.player_attack(CHANNEL, "u1", "bob", "longsword", npc.name.split()[0], "advantage")
+        text = await table.engine.player_attack(CHANNEL, "u1", "bob", "longsword", npc.name.split()[0], "advantage",
+                                                confirmed=True)  # no enemy: her player said yes
         after = (await table.state()).npcs[npc.id].hp
         total = int(re.search(rf"Aria attacks {npc.name} with longsword: 1d20\+5 adv → (-?\d+) vs AC {npc.ac}", text).group(1))
         if ", miss" in text:
@@ -164,6 +165,9 @@ async def test_levelling_up_enters_the_story_and_waits_for_the_fight_to_end(tabl
     assert (await table.state()).combat.active
     with pytest.raises(BadInput, match="Bram can level up when the fight is over."):
         await table.engine.level_up(CHANNEL, "u2", "al")
+    session = await table.engine.session(CHANNEL)  # Aria's turn, whatever the initiative rolled
+    session.state.combat.turn_index = [p.id for p in session.state.combat.order].index("u1")
+    await table.store.save_state(session.id, session.state, [], version=session.version)
     text = await table.engine.player_attack(CHANNEL, "u1", "bob", "longsword", "crab")  # an enemy of the fight
     assert text.startswith("Aria attacks Crab with longsword: 1d20+5 → ") and "vs AC 11" in text
 

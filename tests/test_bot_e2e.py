@@ -943,8 +943,12 @@ async def test_cast_offers_your_spells_and_who_is_here_and_the_gm_sees_it(fake, 
                                    user="bob")
     names = [c["value"] for c in (await more.wait_response())["data"]["choices"]]
     assert "Ysolde Marrick, Aria" in names and "Ysolde Marrick, Ysolde Marrick" not in names
-    said = await (await fake.interaction("cast", {"spell": "Magic Missile", "target": "Ysolde Marrick"},
-                                         user="bob")).wait_response()
+    ask = await fake.interaction("cast", {"spell": "Magic Missile", "target": "Ysolde Marrick"}, user="bob")
+    question = await ask.wait_original()  # she is no enemy: asked privately first (tests/test_bot_fair.py)
+    assert question["flags"] & 64 and "Cast Magic Missile at Ysolde Marrick anyway?" in question["content"]
+    await (await fake.component(question, "strike-confirm", user="bob")).wait_response()
+    [posted] = await fake.wait_for("POST", r"/channels/\d+/messages")
+    said = {"data": posted.json}
     assert said["data"]["content"].startswith("✨ Bram casts Magic Missile (1st-level slot) at Ysolde Marrick. Dart 1")
     assert said["data"]["content"].endswith("Slots left: 1st 1/2.")
     refused = (await (await fake.interaction("cast", {"spell": "fireball", "target": "Ysolde Marrick"},
@@ -998,9 +1002,12 @@ async def test_attack_offers_your_weapons_and_targets_and_deals_damage(fake, bot
     targets = await fake.autocomplete("attack", {"weapon": "longsword", "target": "ys"}, focused="target", user="alice")
     assert (await targets.wait_response())["data"]["choices"] == [{"name": "Ysolde Marrick", "value": "Ysolde Marrick"}]
     before = (await bot.engine.state(cid)).npcs["ysolde-marrick"].hp
-    said = await (await fake.interaction("attack", {"weapon": "longsword", "target": "Ysolde Marrick",
-                                                    "advantage": "advantage"}, user="alice")).wait_response()
-    text = said["data"]["content"]
+    ask = await fake.interaction("attack", {"weapon": "longsword", "target": "Ysolde Marrick", "advantage": "advantage"},
+                                 user="alice")
+    question = await ask.wait_original()  # she is no enemy: asked privately first (tests/test_bot_fair.py)
+    await (await fake.component(question, "strike-confirm", user="alice")).wait_response()
+    [posted] = await fake.wait_for("POST", r"/channels/\d+/messages")
+    text = posted.json["content"]
     assert text.startswith("⚔️ Aria attacks Ysolde Marrick with longsword: 1d20+5 adv → ")
     after = (await bot.engine.state(cid)).npcs["ysolde-marrick"].hp
     assert (after == before) == (", miss" in text)

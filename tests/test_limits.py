@@ -130,3 +130,35 @@ async def test_turns_begun_at_once_in_several_channels_cannot_all_slip_under_the
             session = await engine.session(channel)
             stored += sum(m.author_id == "u1" for m in await engine.deps.store.messages(session.id, include_failed=True))
         assert stored == 2  # the refused turn left nothing behind
+
+
+async def test_commands_that_call_no_model_are_counted_per_user_in_a_sliding_window(tmp_path, monkeypatch):
+    from engine.limits import Commands
+
+    now = [0.0]
+    commands = Commands(clock=lambda: now[0])
+    settings = limited(user_commands=2, user_commands_window_s=60).limits
+    commands.admit(settings, "u1")
+    now[0] = 10.0
+    commands.admit(settings, "u1")
+    with pytest.raises(RateLimited, match=r"that is 2 commands in 60 s, as fast as this server allows\. Go on in 50 s"):
+        commands.admit(settings, "u1")
+    commands.admit(settings, "u2")  # another player has a window of their own
+    now[0] = 60.5  # the first has left the window: one more, then full again until the second leaves
+    commands.admit(settings, "u1")
+    with pytest.raises(RateLimited) as refused:
+        commands.admit(settings, "u1")
+    assert refused.value.retry_after == 10
+    monkeypatch.setattr(Commands, "SWEEP", 2)
+    now[0] = 500.0
+    commands.admit(settings, "u3")
+    commands.admit(settings, "u3")  # the sweep: whoever has gone quiet is forgotten, so memory stays bounded
+    assert set(commands._seen) == {"u3"}
+    for _ in range(50):
+        commands.admit(limited(user_commands=0).limits, "u1")  # 0: no limit
+    async with table(tmp_path / "c.db", ScriptedModel(), limited(user_commands=1)) as engine:
+        engine.check_command("u1", "g1")
+        with pytest.raises(RateLimited):
+            engine.check_command("u1", "g1")
+        for _ in range(5):
+            engine.check_command("u1", None)  # the terminal: one player at their own keyboard, no limit

@@ -232,7 +232,8 @@ def test_a_save_spell_rolls_each_targets_save_against_the_dc_for_full_or_half_da
     sorcerer = caster(state, "u3", "Sel", "sorcerer", 5)  # CHA 15 (+2), proficiency +3: DC 13
     assert spells.save_dc(sorcerer) == 8 + proficiency_bonus(5) + 2 == 13
     fight(state, ("Goblin", 60, 12), ("Orc", 60, 13))
-    told = cast(ctx_for(state, actor="u3", seed=5), sorcerer, "fireball", "Goblin, Orc, Aria", None, None)
+    told = cast(ctx_for(state, actor="u3", seed=5), sorcerer, "fireball", "Goblin, Orc, Aria", None, None,
+                 confirmed=True)  # Aria in the blast: her player's friend said yes
     damage = int(re.search(r"Fire damage 8d6 → (\d+); Dexterity save DC 13\.", told).group(1))
     for name, sheet in (("Goblin", None), ("Orc", None), ("Aria", state.characters["u1"])):
         save = re.search(rf"{name}: (1d20[+-]?\d*) → (\d+), (success|failure); (half|full) damage", told)
@@ -274,7 +275,7 @@ def test_a_new_concentration_spell_ends_the_last_and_the_sheet_says_so():
     ctx = ctx_for(state, actor="u3")
     assert cast(ctx, cleric, "bless", "Aria, Bram, Iri", None, None).endswith(
         "Concentration on Bless. Slots left: 1st 3/4, 2nd 2/2.")
-    told = cast(ctx, cleric, "hold person", "Ysolde Marrick", None, None)
+    told = cast(ctx, cleric, "hold person", "Ysolde Marrick", None, None, confirmed=True)
     assert "Concentration on Hold Person; ends Bless." in told and cleric.concentration == "Hold Person"
     assert re.search(r"Ysolde Marrick: 1d20\+1 → \d+, (success\.|failure, paralyzed)", told)  # her stat block: WIS 12
     lines = spells.sheet_lines(cleric)
@@ -310,7 +311,7 @@ def test_the_cast_spell_tool_runs_the_same_engine_code(state):
     before = state.model_dump()
     refused = call(ctx, '<cast_spell caster="Bram" spell="fireball" target="Goblin"/>')
     assert not refused.ok and refused.observation.startswith("Error: Bram has not prepared Fireball.")
-    assert refused.observation.endswith("Nothing was done.") and ".." not in refused.observation
+    assert refused.observation.endswith("never narrate it as done.") and ".." not in refused.observation
     assert not call(ctx, '<cast_spell caster="Aria" spell="fire bolt" target="Goblin"/>').ok
     assert state.model_dump() == before
     assert "cast_spell" in {t.name for t in tools_for(AgentType.NARRATIVE)} & {t.name for t in tools_for(AgentType.COMBAT)}
@@ -320,7 +321,7 @@ def test_the_cast_spell_tool_runs_the_same_engine_code(state):
 
 
 async def test_a_players_cast_enters_the_story_and_a_refusal_changes_nothing(table):
-    text = await table.engine.cast(CHANNEL, "u2", "bob", "fire bolt", "Ysolde Marrick")
+    text = await table.engine.cast(CHANNEL, "u2", "bob", "fire bolt", "Ysolde Marrick", confirmed=True)
     assert text.startswith("Bram casts Fire Bolt at Ysolde Marrick. Spell attack 1d20+5 →")
     session = await table.engine.session(CHANNEL)
     [line] = [m for m in await table.store.messages(session.id) if m.author_id == "u2"]

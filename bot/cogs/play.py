@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import contextlib
 import time
-from typing import Literal
+from typing import Awaitable, Callable, Literal
 
 import discord
 from discord import app_commands
 from discord.ext import commands
 
-from engine import GameError, NoGameRunning
+from engine import GameError, NoGameRunning, TurnFailed
 from engine.dice import Roll
+from engine.hostility import ConfirmAttack
 from engine.limits import BudgetSpent, RateLimited
 from engine.rules import SKILLS, spells, title
 from engine.rules.attacks import profile
@@ -21,9 +22,10 @@ from engine.state import GameState
 from engine.tools.combat import participant_hp
 
 from ..client import LorekeeperBot
+from ..confirm import Confirm
 from .admin import is_admin
 from ..render import NO_PINGS, clip, quests_embed
-from ..tree import InputError
+from ..tree import InputError, respond
 
 
 
@@ -139,12 +141,26 @@ class PlayCog(commands.Cog):
         return await carried_choices(self.bot, interaction, current)
 
     async def _act(self, interaction: discord.Interaction, action: str, debug: bool | None = None) -> None:
-        """Play an action; refusals (no game, no character, someone not here) come before the defer, so they
-        can be private."""
+        """Play an action; refusals (no game, no character, someone not here, the turn limit) come before the
+        defer, so they can be private."""
         await self.bot.engine.check_action(str(interaction.channel_id), str(interaction.user.id), action)
         await interaction.response.defer(thinking=True)
         assert interaction.channel is not None
-        await self.bot.play(interaction.channel, interaction.user, action, followup=interaction.followup, debug=debug)
+        try:
+            await self.bot.play(interaction.channel, interaction.user, action, followup=interaction.followup,
+                                debug=debug)
+        except TurnFailed:
+            raise  # the table's: the Game Master's apology takes the place of "thinking…" for everyone
+        except GameError as exc:  # refused after all (a race past the checks: the turn limit, another's write)
+            await self._refused_after_defer(interaction, exc.message)
+
+    @staticmethod
+    async def _refused_after_defer(interaction: discord.Interaction, text: str) -> None:
+        """The public "thinking…" goes, and the reason is said to the player alone, as a refusal before the defer
+        would have been (it never replaces the placeholder, which everyone sees)."""
+        with contextlib.suppress(discord.HTTPException):
+            await interaction.delete_original_response()
+        await interaction.followup.send(text, ephemeral=True, allowed_mentions=NO_PINGS)
 
     @app_commands.command(name="retry")
     @app_commands.guild_only()
@@ -212,10 +228,9 @@ class PlayCog(commands.Cog):
                    level: app_commands.Range[int, 1, 9] | None = None,
                    advantage: Literal["advantage", "disadvantage"] | None = None) -> None:
         """Cast a spell: the engine spends the slot and rolls (the Game Master sees it in the story)."""
-        await self.bot.ack_if_busy(interaction)
-        text = await self.bot.engine.cast(str(interaction.channel_id), str(interaction.user.id),
-                                          interaction.user.display_name, spell, target, level, advantage)
-        await self.bot.announce(interaction, clip(f"✨ {discord.utils.escape_markdown(text)}", 2000))
+        cid, uid, name = str(interaction.channel_id), str(interaction.user.id), interaction.user.display_name
+        await self._strike(interaction, "Cast it", "✨", lambda confirmed: self.bot.engine.cast(
+            cid, uid, name, spell, target, level, advantage, confirmed=confirmed))
 
     @cast.autocomplete("spell")
     async def spell_choices(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
@@ -254,10 +269,41 @@ class PlayCog(commands.Cog):
                      target: app_commands.Range[str, 1, 60] | None = None,
                      advantage: Literal["advantage", "disadvantage"] | None = None) -> None:
         """Attack with a weapon from your sheet; a hit's damage is dealt (the Game Master sees the result)."""
+        cid, uid, name = str(interaction.channel_id), str(interaction.user.id), interaction.user.display_name
+        await self._strike(interaction, "Attack", "⚔️", lambda confirmed: self.bot.engine.player_attack(
+            cid, uid, name, weapon, target, advantage, confirmed=confirmed))
+
+    async def _strike(self, interaction: discord.Interaction, yes: str, mark: str,
+                      act: Callable[[bool], Awaitable[str]]) -> None:
+        """An attack or spell, told to the table; one at someone who is no enemy in a fight gets the engine's
+        question instead, privately, and happens only when its player says yes (`act(True)`)."""
         await self.bot.ack_if_busy(interaction)
-        text = await self.bot.engine.player_attack(str(interaction.channel_id), str(interaction.user.id),
-                                                   interaction.user.display_name, weapon, target, advantage)
-        await self.bot.announce(interaction, f"⚔️ {discord.utils.escape_markdown(text)}")
+        try:
+            text = await act(False)
+        except ConfirmAttack as exc:
+            asked = exc.message
+        else:
+            await self.bot.announce(interaction, clip(f"{mark} {discord.utils.escape_markdown(text)}", 2000))
+            return
+
+        async def confirm(pressed: discord.Interaction) -> None:
+            await pressed.response.edit_message(view=None)  # answered at once: the engine may wait for the channel
+            try:
+                text = await act(True)
+            except GameError as exc:  # the moment passed (another's turn now, the target gone): said privately
+                await pressed.edit_original_response(content=exc.message)
+                return
+            await pressed.edit_original_response(content="Done.")
+            assert pressed.channel is not None
+            await pressed.channel.send(clip(f"{mark} {discord.utils.escape_markdown(text)}", 2000),
+                                       allowed_mentions=NO_PINGS)
+
+        async def cancel(pressed: discord.Interaction) -> None:
+            await pressed.response.edit_message(content="Cancelled: nothing happened.", view=None)
+
+        view = Confirm(interaction.user, "strike", confirm, cancel, confirm=yes, cancel="Cancel", danger=True)
+        await respond(interaction, discord.utils.escape_markdown(asked), ephemeral=True, allowed_mentions=NO_PINGS,
+                      view=view)
 
     @attack.autocomplete("weapon")
     async def weapon_choices(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:

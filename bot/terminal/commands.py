@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Awaitable, Callable
 
+from engine.hostility import ConfirmAttack
 from engine.rules import spells
 from engine.rules.data import weapon as weapon_by_name
 from engine.tools.quests import player_quest_line
@@ -64,7 +65,10 @@ async def cast(t: Seat, text: str) -> None:
         t.out("Say what to cast: /cast fire bolt at Goblin 1, /cast cure wounds on Aria level 2, /cast bless "
                  "at Aria, Bram.")
         return
-    t.out(wrap("✨ " + await t.engine.cast(t.channel, t.user_id, t.user_name, *parsed)))
+    said = await _strike(t, lambda confirmed: t.engine.cast(t.channel, t.user_id, t.user_name, *parsed,
+                                                           confirmed=confirmed))
+    if said is not None:
+        t.out(wrap(f"✨ {said}"))
 
 async def attack(t: Seat, text: str) -> None:
     """`/attack light crossbow at Goblin 1 adv`: a weapon you carry (its longest name first), then whom."""
@@ -79,9 +83,25 @@ async def attack(t: Seat, text: str) -> None:
     target = words[cut:]
     if target and target[0].lower() in ("at", "on"):
         target = target[1:]
-    said = await t.engine.player_attack(t.channel, t.user_id, t.user_name, " ".join(words[:cut]),
-                                           " ".join(target) or None, mode)  # type: ignore[arg-type]
-    t.out(wrap(f"⚔️ {said}"))
+    said = await _strike(t, lambda confirmed: t.engine.player_attack(
+        t.channel, t.user_id, t.user_name, " ".join(words[:cut]), " ".join(target) or None, mode,  # type: ignore[arg-type]
+        confirmed=confirmed))
+    if said is not None:
+        t.out(wrap(f"⚔️ {said}"))
+
+async def _strike(t: Seat, act: Callable[[bool], Awaitable[str]]) -> str | None:
+    """An attack or spell; one at someone who is no enemy in a fight asks the engine's question first, and happens
+    only on a yes (None: it did not). A script's lines are written on purpose, as its /new is: it says yes."""
+    try:
+        return await act(False)
+    except ConfirmAttack as exc:
+        t.out(wrap(exc.message))
+        if t.ask is None:
+            t.out("(The script goes on: yes.)")
+        elif (await t.ask("(y/N) ")).strip().lower() not in ("y", "yes"):
+            t.out("Nothing happened.")
+            return None
+    return await act(True)
 
 async def levelup(t: Seat, how: str) -> None:
     """`/levelup [roll]`: one level more; hit points by the average, or the hit die rolled."""

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from engine.shops import closed_because, shops_here
 from engine.tools.combat import tracker_rows
+from engine.visibility import ways_out
 
 if TYPE_CHECKING:
     from engine.state import Character, GameState
@@ -309,6 +310,8 @@ def status(state: GameState, ansi: bool) -> str:
     parts.append(party if party.row_count else Text("Nobody in the party yet."))
     here = [n.name for n in state.present_npcs() if n.id not in state.party.npc_ids]
     parts.append(Text(f"Here: {', '.join(here) or 'no one else'}"))
+    ways = [loc.name + ("" if open_ else " (closed)") for loc, open_ in ways_out(state)]
+    parts.append(Text(f"Ways out: {', '.join(ways) or 'none that you know of'}"))
     active = [q.title for q in state.quests.values() if q.status == "active"]
     if active:
         parts.append(Text("Quests: " + "; ".join(active)))

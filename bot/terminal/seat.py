@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Awaitable, Callable
 
 from engine import Engine
 from engine.state import GameState
@@ -17,6 +17,7 @@ class Seat:
     user_name: str
     out: Callable[[str], None] = print
     color: bool = False  # the screen takes colour codes: bold, italics, table headings
+    ask: Callable[[str], Awaitable[str]] | None = None  # a question answered at the keyboard (None: a script)
 
     async def state(self) -> GameState:
         return await self.engine.state(self.channel)

@@ -63,7 +63,6 @@ def load_script(path: Path) -> Script:
 class Terminal(Seat):
     """A game at the keyboard: the seat (commands.py acts with it), a line read at a time, replies streamed."""
 
-    ask: Callable[[str], Awaitable[str]] | None = None
     write: Callable[[str], None] | None = None  # set: replies stream as they arrive (a keyboard session)
     commands: dict[str, Callable[[str], Awaitable[None]]] = field(init=False)
 

@@ -16,6 +16,7 @@ from ..rules.data import rules, weapon as weapon_by_name
 from ..rules.equipment import armor_class, carried_weapons, sync_armor_class
 from ..basics import COIN_VALUE, DAMAGE_DICE, Item
 from ..entities import NPC
+from ..hostility import require_consent
 from ..state import Character, Participant
 from ..visibility import character_card, require_counterpart
 from .combat import creature_attack
@@ -120,7 +121,9 @@ def modify_inventory(ctx: ToolContext, args: InventoryArgs) -> str:
         if ch.currency.total_cp() < cost * COIN_VALUE[args.currency]:
             raise ToolError(f"{ch.name} cannot pay {cost} {args.currency}: the purse holds only "
                             f"{ch.currency.describe()} (worth {ch.currency.total_cp() / COIN_VALUE[args.currency]:g} "
-                            f"{args.currency} in all). Nothing was paid; the narration must say so")
+                            f"{args.currency} in all). Nothing was paid; the narration must say so",
+                            public=f"{ch.name} could not pay {cost} {args.currency}: the purse holds only "
+                                   f"{ch.currency.describe()}.")
         change = ch.currency.pay(args.currency, cost)
         how = f" ({'; '.join(change)})" if change else ""
         return f"{ch.name} loses {cost} {args.currency}{how}; purse now {ch.currency.describe()}."
@@ -136,9 +139,12 @@ def _change_items(ch: Character, item: str, quantity: int) -> str:
     held = ch.item(item)
     if quantity < 0:
         if held is None:
-            raise ToolError(f"{ch.name} has no '{item}' (carrying: {', '.join(i.name for i in ch.inventory) or 'nothing'})")
+            raise ToolError(f"{ch.name} has no '{item}' (carrying: {', '.join(i.name for i in ch.inventory) or 'nothing'})",
+                            public=f"{ch.name} could not give up {item}: {ch.name} carries none.")
         if held.quantity < -quantity:
-            raise ToolError(f"{ch.name} has only {held.quantity} × {held.name}, cannot take {-quantity}")
+            raise ToolError(f"{ch.name} has only {held.quantity} × {held.name}, cannot take {-quantity}",
+                            public=f"{ch.name} could not give up {-quantity} × {held.name}: {ch.name} carries only "
+                                   f"{held.quantity}.")
         left = held.quantity + quantity
         if left == 0:
             ch.inventory.remove(held)
@@ -174,7 +180,8 @@ def attack(ctx: ToolContext, args: AttackArgs) -> str:
     sheet = _sheet_weapon(ctx, args)
     if sheet is not None:
         mode = None if args.roll == "normal" else args.roll
-        told = weapon_attack(ctx, sheet, args.weapon or "", args.target, mode)
+        # The GM judges what the player said they do: an attack on someone who is no enemy needs no button here.
+        told = weapon_attack(ctx, sheet, args.weapon or "", args.target, mode, confirmed=True)
         return Told(f"{told} (to-hit and damage from {sheet.name}'s sheet)", told.public)
     pc = ctx.state.characters.get(ctx.actor_id or "") if args.attacker is None else ctx.state.find_character(args.attacker)
     if pc is not None:  # a player character attacks by the sheet, never by numbers the model wrote
@@ -220,24 +227,28 @@ def _sheet_weapon(ctx: ToolContext, args: AttackArgs) -> Character | None:
     return ch
 
 
-def weapon_attack(ctx: ToolContext, ch: Character, weapon: str, target: str | None, mode: Mode = None) -> Told:
+def weapon_attack(ctx: ToolContext, ch: Character, weapon: str, target: str | None, mode: Mode = None, *,
+                  confirmed: bool = False) -> Told:
     """An attack with a weapon from `ch`'s sheet at a target (found as update_hp finds one), its damage applied on
-    a hit; with no target, the rolls alone. Ammunition is used up, one piece per shot."""
+    a hit; with no target, the rolls alone. Ammunition is used up, one piece per shot. A target who is no enemy in a
+    fight needs `confirmed` (its player said yes), else ConfirmAttack asks."""
     if ch.hp == 0:
-        raise ToolError(f"{ch.name} is down and cannot attack")
+        raise ToolError(f"{ch.name} is down and cannot attack", public=True)
     try:
         attack_ = profile(ch, find_weapon(ch, weapon))
     except BadInput as exc:
-        raise ToolError(exc.message.rstrip(".")) from None
+        raise ToolError(exc.message.rstrip("."), public=exc.message) from None
     foe = resolve_hp_target(ctx, target, reach=True) if target else None
     if foe is ch:
-        raise ToolError(f"{ch.name} cannot attack themselves")
+        raise ToolError(f"{ch.name} cannot attack themselves", public=True)
+    if foe is not None and not confirmed:
+        require_consent(ctx.state, ch, [foe], "Attack")
     w = attack_.weapon
     spent = ""
     if w.ammunition:
         ammo = ch.item(w.ammunition) or ch.item(w.ammunition.removesuffix("s"))  # "arrows", or a lone "arrow"
         if ammo is None:
-            raise ToolError(f"{ch.name} has no {w.ammunition} left for the {w.name}")
+            raise ToolError(f"{ch.name} has no {w.ammunition} left for the {w.name}", public=True)
         _change_items(ch, ammo.name, -1)
         spent = f" {ammo.quantity if ammo in ch.inventory else 0} {w.ammunition} left."
     rolled = swing(attack_, ctx.rng, foe.ac if foe is not None else None, mode)
@@ -360,7 +371,7 @@ class ShortRestArgs(RestArgs):
 
 def _no_rest_in_combat(ctx: ToolContext) -> None:
     if ctx.state.combat.active:
-        raise ToolError("no one can rest while combat is going on")
+        raise ToolError("no one can rest while combat is going on", public="No one can rest in the middle of a fight.")
 
 
 @tool(example='<short_rest character="Aria" hit_dice="1"/>', agents={NARRATIVE}, changes_state=True)
@@ -369,7 +380,7 @@ def short_rest(ctx: ToolContext, args: ShortRestArgs) -> str:
     _no_rest_in_combat(ctx)
     ch = ctx.character(args.character)
     if ch.hp == 0:
-        raise ToolError(f"{ch.name} is unconscious and must be healed or stabilised before resting")
+        raise ToolError(f"{ch.name} is unconscious and must be healed or stabilised before resting", public=True)
     magic = spells.recover(ch, "short")  # a warlock's pact slots
     magic = f" {magic.capitalize()}." if magic else ""
     if ch.hit_dice == 0:

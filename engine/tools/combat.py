@@ -15,13 +15,16 @@ from .registry import COMBAT, NARRATIVE, Args, Told, ToolContext, tool
 class StartCombatArgs(Args):
     encounter: str | None = Field(None, max_length=80)
     enemy: list[EnemyTemplate] = Field(default_factory=list, max_length=12)
+    npc: list[str] = Field(default_factory=list, max_length=12)  # people here who fight the party, by id or name
 
 
 @tool(example='<start_combat encounter="bandit-ambush"/>, or improvised: '
-              '<start_combat>{"enemy": [{"name": "Wolf", "hp": 11, "ac": 13, "initiative_bonus": 2, "count": 2}]}</start_combat>',
+              '<start_combat>{"enemy": [{"name": "Wolf", "hp": 11, "ac": 13, "initiative_bonus": 2, "count": 2}]}</start_combat>'
+              ', or against people here: <start_combat>{"npc": ["tomas-reed"]}</start_combat>',
       agents={NARRATIVE}, changes_state=True, body="encounter")
 def start_combat(ctx: ToolContext, args: StartCombatArgs) -> str:
-    """Start combat: the party against an encounter's enemies (or improvised ones), with initiative rolled for all."""
+    """Start combat: the party against an encounter's enemies, improvised ones, or people here who turn on them
+    (npc, by id: they fight by their own sheets), with initiative rolled for all."""
     state = ctx.state
     if state.combat.active:
         raise ToolError("combat is already under way")
@@ -37,8 +40,17 @@ def start_combat(ctx: ToolContext, args: StartCombatArgs) -> str:
                 and state.npcs[i].hp > 0 and i not in state.party.npc_ids]
     else:
         foes = []
-    if not enemies:
-        raise ToolError("name an encounter or give at least one enemy")
+    for ref in args.npc:  # someone here who fights the party: a person struck, a host betrayed
+        npc = ctx.npc(ref)
+        if npc not in state.present_npcs() or npc.id in state.party.npc_ids:
+            raise ToolError(f"{npc.name} is not here to fight the party" if npc not in state.present_npcs() else
+                            f"{npc.name} travels with the party; remove_from_party first")
+        if npc.hp == 0:
+            raise ToolError(f"{npc.name} is down and cannot fight")
+        if npc not in foes:
+            foes.append(npc)
+    if not enemies and not foes:
+        raise ToolError("name an encounter, give at least one enemy, or name the people here who fight")
     if sum(t.count for t in enemies) + len(foes) + len(state.party.player_ids) + len(state.party.npc_ids) > MAX_COMBATANTS:
         raise ToolError(f"a fight can have at most {MAX_COMBATANTS} combatants; use fewer or stronger enemies")
     order: list[Participant] = []

@@ -24,6 +24,9 @@ from ..visibility import Viewer
 log = structlog.get_logger(__name__)
 
 Persistence = Literal["permanent", "turn"]
+# What an agent reads after a call the game refused: the model must neither pretend it happened nor stay silent.
+REFUSED = ("Nothing was done: this did not happen. If the call was wrong, fix it; otherwise tell the players plainly "
+           "that it failed, and never narrate it as done.")
 _CHILD = re.compile(r"\s*<([A-Za-z_][\w-]*)>(.*?)</\1>\s*", re.S)
 
 
@@ -280,8 +283,10 @@ def _failed(spec: Tool, args: Args, ctx: ToolContext, snapshot: dict[str, Any] |
     _restore(ctx.state, snapshot)
     meta, ctx.meta = ctx.meta, {}
     if isinstance(exc, (ToolError, ValidationError)):
-        message = describe_error(exc) if isinstance(exc, ValidationError) else str(exc)
-        return ToolCall(spec.name, _dumped(args), False, f"Error: {message}. Nothing was done.", meta=meta)
+        message = describe_error(exc) if isinstance(exc, ValidationError) else str(exc).rstrip(".")
+        if isinstance(exc, ToolError) and exc.public:
+            meta["refused"] = exc.public  # what players read of it, under the reply (TurnResult.mechanics)
+        return ToolCall(spec.name, _dumped(args), False, f"Error: {message}. {REFUSED}", meta=meta)
     log.error("tool_crashed", tool=spec.name, args=_dumped(args), exc_info=exc)
     return ToolCall(spec.name, _dumped(args), False, f"Error: {spec.name} failed unexpectedly. Nothing was done; carry on without it.")
 

@@ -16,6 +16,7 @@ from ..rules import spells as rules
 from ..rules.attacks import critical as doubled
 from ..rules.spells import Spell, ordinal
 from ..entities import NPC
+from ..hostility import require_consent
 from ..state import Character, Participant
 from .character import _apply_hp, resolve_hp_target
 from .registry import COMBAT, NARRATIVE, Args, Told, ToolContext, tool
@@ -40,19 +41,26 @@ def cast_spell(ctx: ToolContext, args: CastArgs) -> str:
     DC and applies damage or healing; narrate its result, and play out what it leaves to you (a condition, an
     illusion)."""
     try:
-        told = cast(ctx, ctx.character(args.caster), args.spell, args.target, args.level, args.advantage)
+        # The GM judges what the player said they do: a spell at someone who is no enemy needs no button here.
+        told = cast(ctx, ctx.character(args.caster), args.spell, args.target, args.level, args.advantage,
+                    confirmed=True)
     except BadInput as exc:
-        raise ToolError(exc.message.rstrip(".")) from None  # the registry ends the sentence
+        raise ToolError(exc.message.rstrip("."), public=exc.message) from None  # /cast's own words: the table's
     return Told(told, told)  # the table reads it all: slot, rolls, damage, who falls
 
 
-def cast(ctx: ToolContext, ch: Character, name: str, target: str | None, level: int | None, mode: Mode) -> str:
-    """Cast a spell of `ch`'s, changing the state; BadInput (raised before anything changes) says why it cannot be."""
+def cast(ctx: ToolContext, ch: Character, name: str, target: str | None, level: int | None, mode: Mode, *,
+         confirmed: bool = False) -> str:
+    """Cast a spell of `ch`'s, changing the state; BadInput (raised before anything changes) says why it cannot be.
+    A harmful spell at someone who is no enemy in a fight needs `confirmed` (its player said yes), else
+    ConfirmAttack asks."""
     if ch.hp == 0:
         raise BadInput(f"{ch.name} is down (0 HP) and cannot cast a spell.")
     spell = rules.known_spell(ch, name)
     slot = rules.choose_slot(ch, spell, level)
     targets = _targets(ctx, ch, spell, slot, target)
+    if spell.harmful and not confirmed:
+        require_consent(ctx.state, ch, targets, f"Cast {spell.name} at")
     rules.spend(ch, slot)
     how = f" ({ordinal(slot)}-level slot)" if slot else ""
     yourself = len(targets) == 1 and targets[0] is ch

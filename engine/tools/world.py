@@ -7,7 +7,8 @@ from pydantic import Field, field_validator
 from ..errors import ToolError
 from ..shops import hand_out
 from ..entities import NPC
-from ..visibility import describe_location, exits_line, npc_card, require_here, require_known_secret, require_self
+from ..visibility import (describe_location, exits_line, hidden_way, npc_card, places_players_know, require_here,
+                          require_known_secret, require_self)
 from .registry import EVERY_AGENT, NARRATIVE, NPC_AGENT, Args, Told, ToolContext, tool
 
 
@@ -18,21 +19,35 @@ class LocationArgs(Args):
 @tool(example='<change_location location="market-square"/>', agents={NARRATIVE}, changes_state=True, body="location")
 def change_location(ctx: ToolContext, args: LocationArgs) -> str:
     """Move the party through an open exit of the current location; NPCs in the party come along."""
+    who = _mover(ctx)
     if ctx.state.combat.active:
-        raise ToolError("the party cannot travel during combat; end the combat first")
+        raise ToolError("the party cannot travel during combat; end the combat first",
+                        public=f"{who} cannot leave in the middle of a fight.")
     here = ctx.state.location()
     there = ctx.location(args.location)
     if there.id == here.id:
-        raise ToolError(f"the party is already at {here.name}")
+        raise ToolError(f"the party is already at {here.name}", public=f"{who} is already at {here.name}.")
+    # Players read where the move failed to go only if they know of the place, and a way behind a secret they have
+    # not found is, to them, no way at all: the refusal must not tell them it is there.
+    where = f"go to {there.name}" if there.id in places_players_know(ctx.state) else "go that way"
+    nowhere = f"{who} could not {where}: no way leads there from {here.name}."
     exit_ = next((e for e in here.exits if e.to == there.id), None)
     if exit_ is None:
-        raise ToolError(f"there is no way from {here.name} to {there.name}; exits: {exits_line(ctx.state, here)}")
+        raise ToolError(f"there is no way from {here.name} to {there.name}; exits: {exits_line(ctx.state, here)}",
+                        public=nowhere)
     if not here.exit_open(exit_):
-        raise ToolError(f"the way to {there.name} is not open yet")
+        raise ToolError(f"the way to {there.name} is not open yet",
+                        public=nowhere if hidden_way(here, exit_) else f"{who} could not {where}: the way is closed.")
     ctx.state.current_location = there.id
     for npc_id in ctx.state.party.npc_ids:
         ctx.state.npcs[npc_id].location = there.id
     return f"The party arrives at {there.name}. {describe_location(ctx.state, there)}"
+
+
+def _mover(ctx: ToolContext) -> str:
+    """Who players read tried to travel: the acting character, else the party."""
+    ch = ctx.state.characters.get(ctx.actor_id or "")
+    return ch.name if ch is not None else "The party"
 
 
 class LocationRef(Args):
