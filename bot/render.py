@@ -23,9 +23,9 @@ def clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def sheet_embed(ch: Character) -> discord.Embed:
+def sheet_embed(ch: Character, advancement: str = "") -> discord.Embed:
     """The sheet in one embed, well inside Discord's limits: each field clipped to 1,024 characters, features
-    and traits by name only (the agents and /help have the rest)."""
+    and traits by name only (the agents and /help have the rest). `advancement`: the progress to the next level."""
     bg = origins.background_of(ch)
     heading = f"Level {ch.level} {origins.origin(ch)}" + (f" · {bg.name}" if bg else "")
     embed = discord.Embed(title=clip(ch.name, 256), description=heading, colour=COLOUR)
@@ -33,6 +33,8 @@ def sheet_embed(ch: Character) -> discord.Embed:
     embed.add_field(name="Armour class", value=clip(ac_line(ch), 1024))
     embed.add_field(name="Speed", value=f"{origins.speed(ch)} ft")
     embed.add_field(name="Hit dice", value=f"{ch.hit_dice}d{ch.hit_die}")
+    if advancement:
+        embed.add_field(name="Advancement", value=clip(advancement, 1024), inline=False)
     abilities = "  ".join(f"**{a[:3].upper()}** {getattr(ch.abilities, a)} ({ch.abilities.mod(a):+d})"
                           for a in type(ch.abilities).model_fields)
     embed.add_field(name="Abilities", value=abilities, inline=False)

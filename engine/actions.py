@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import random
 
+from pydantic import ValidationError
+
 from . import hostility, rules
 from . import shops as trading
 from .core import Core
@@ -24,8 +26,16 @@ from .hostility import Target
 from .limits import Commands
 from .rules.spells import known_spell
 from .tools.character import RestArgs, ShortRestArgs, long_rest, resolve_hp_target, short_rest, weapon_attack
+from .tools import progress
 from .tools.spells import cast
 from .turn import NARRATOR_ID, turn_seed
+
+
+def in_party(state: GameState, ch: Character) -> None:
+    """What a character does in the party's scene (rests, deals, spells, attacks, checks, levels), it does with the
+    party: one who left it is refused, as their turns are."""
+    if ch.owner_id not in state.party.player_ids:
+        raise BadInput(f"{ch.name} is not with the party: /party join first.")
 
 
 def on_turn(state: GameState, ch: Character) -> None:
@@ -67,6 +77,7 @@ class PlayerActions(Core):
             state = session.state
             if owner_id not in state.characters:
                 raise NoCharacter()
+            in_party(state, state.characters[owner_id])
             ctx = self._player_context(state, owner_id)
             name = state.characters[owner_id].name
             try:
@@ -94,6 +105,7 @@ class PlayerActions(Core):
             character = state.characters.get(owner_id)
             if character is None:
                 raise NoCharacter()
+            in_party(state, character)
             on_turn(state, character)
             ctx = self._player_context(state, owner_id)
             struck = _strikes(ctx, target, spell)
@@ -125,6 +137,7 @@ class PlayerActions(Core):
             character = state.characters.get(owner_id)
             if character is None:
                 raise NoCharacter()
+            in_party(state, character)
             try:
                 where = trading.shop_for(state, shop, item, selling=selling)
                 deal = trading.sell if selling else trading.buy
@@ -150,6 +163,7 @@ class PlayerActions(Core):
         character = session.state.characters.get(owner_id)
         if character is None:
             raise NoCharacter()
+        in_party(session.state, character)
         result = rules.check(character, what, self.deps.rng, mode, save=save)
         article = "an" if result.label[0] in "AEIOU" else "a"
         await self.record_roll(channel_id, owner_id, author_name, result.roll, f"{article} {result.label}")
@@ -166,6 +180,7 @@ class PlayerActions(Core):
             character = state.characters.get(owner_id)
             if character is None:
                 raise NoCharacter()
+            in_party(state, character)
             on_turn(state, character)
             ctx = ToolContext(state, self.deps.rng, AgentType.COMBAT, owner_id, deps=self.deps)
             struck = _strikes(ctx, target or None, None)
@@ -196,12 +211,38 @@ class PlayerActions(Core):
             character = state.characters.get(owner_id)
             if character is None:
                 raise NoCharacter()
+            in_party(state, character)
             if state.combat.active:
                 raise BadInput(f"{character.name} can level up when the fight is over.")
-            gained = levels.level_up(character, self.deps.rng, roll)
+            gained = levels.level_up(character, self.deps.rng, roll, state.leveling)
             lines.append(Message(channel_id=channel_id, author_id=owner_id, author_name=author_name,
                                  agent=AgentType.PLAYER, text=gained.describe(), witnesses=list(state.party.npc_ids)))
             return character, gained
+
+        return await self._write(channel_id, change)
+
+    async def award(self, channel_id: str, admin_name: str, *, xp: int = 0, milestone: bool = False,
+                    to: list[str] | None = None, reason: str = "") -> str:
+        """An admin awards XP (or, in a game that levels by milestone, a milestone) as the GM's tools do: to the
+        characters named, or split among the party; it enters the story, so the GM knows of it."""
+        def change(session: Session, lines: list[Message]) -> str:
+            state = session.state
+            ctx = self._player_context(state, "")
+            try:
+                if milestone:
+                    told = progress.grant_milestone(ctx, progress.MilestoneArgs(to=to or [], reason=reason))
+                else:
+                    told = progress.award_xp(ctx, progress.AwardXpArgs(xp=xp, to=to or [], reason=reason))
+            except ToolError as exc:
+                said = str(exc)
+                raise BadInput(said[:1].upper() + said[1:] + ".") from None
+            except ValidationError as exc:
+                raise BadInput(f"XP is a whole number from 1 to {progress.MAX_AWARD:,}; up to 8 characters may be "
+                               f"named ({exc.error_count()} problem{'s' if exc.error_count() > 1 else ''}).") from None
+            lines.append(Message(channel_id=channel_id, author_id=NARRATOR_ID, author_name="Narrator",
+                                 agent=AgentType.NARRATIVE, text=f"{told.public} (Awarded by {admin_name}.)",
+                                 witnesses=list(state.party.npc_ids)))
+            return told.public
 
         return await self._write(channel_id, change)
 

@@ -44,6 +44,16 @@ def modifier(score: int) -> int:
     return (score - 10) // 2
 
 
+# The experience points a character needs for each level, 1 to 20 (SRD 5.1, "Character Advancement").
+XP_THRESHOLDS = (0, 300, 900, 2700, 6500, 14000, 23000, 34000, 48000, 64000, 85000, 100000, 120000, 140000, 165000,
+                 195000, 225000, 265000, 305000, 355000)
+
+
+def xp_for(level: int) -> int:
+    """The XP at which a character reaches `level` (1 to 20)."""
+    return XP_THRESHOLDS[max(1, min(level, 20)) - 1]
+
+
 class Abilities(Model):
     strength: int = Field(10, ge=1, le=30)
     dexterity: int = Field(10, ge=1, le=30)

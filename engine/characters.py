@@ -15,7 +15,7 @@ from .rules import SKILLS, origins, spells
 from .rules.data import Background, ClassData, Species, background as find_background, rules, species as find_species
 from .rules.equipment import armor_class
 from .rules.levels import extra_hp, max_hit_points
-from .basics import ABILITIES, Abilities, Currency, Item, Model, modifier
+from .basics import ABILITIES, Abilities, Currency, Item, Model, modifier, xp_for
 from .state import Character
 from .validation import describe_validation
 
@@ -110,6 +110,11 @@ def make_character(owner_id: str, name: str, class_name: str, level: int = 1, ab
         raise BadInput(f"Cannot make that character: {exc.errors()[0]['msg']}") from exc
 
 
+MAX_ITEMS = 100  # kinds of item a character file may carry
+MAX_STACK = 1000  # of one item
+MAX_WEALTH_CP = 100_000_000  # 1,000,000 gp in all: more than a level-20 hero's hoard
+
+
 class CharacterFile(Model):
     """A character to import (docs/character-format.md): what is left out comes from the class, as /char create
     would make it."""
@@ -123,8 +128,9 @@ class CharacterFile(Model):
     ac: int | None = Field(None, ge=1, le=40)
     saves: list[str] | None = None
     skills: list[str] | None = None
-    inventory: list[Item] | None = None
+    inventory: list[Item] | None = Field(None, max_length=MAX_ITEMS)
     currency: Currency | None = None
+    xp: NonNegativeInt | None = None
     cantrips: list[str] | None = None
     spells: list[str] | None = None
     species: str | None = None
@@ -193,9 +199,39 @@ def import_character(owner_id: str, data: Any) -> Character:
         raise BadInput("The character file has problems:\n" + "\n".join(f"- {w}" for w in wrong))
     max_hp = update.get("max_hp", made.max_hp)
     hp = given.hp if given.hp is not None else max_hp
-    if hp > max_hp:
-        raise BadInput(f"The character file has problems:\n- hp: {hp} is more than max_hp ({max_hp})")
+    bounds = _out_of_bounds(given, made, max_hp, hp)
+    if bounds:
+        raise BadInput("The character file has problems:\n" + "\n".join(f"- {b}" for b in bounds))
+    if given.xp is not None:
+        update["xp"] = given.xp
     imported = Character.model_validate(made.model_dump() | update | {"hp": hp})
     if given.ac is None:  # no AC given: the one its own pack allows (its armour, shield, unarmoured defence)
         imported.ac = max(1, min(40, armor_class(imported).value))
     return imported
+
+
+def _out_of_bounds(given: CharacterFile, made: Character, max_hp: int, hp: int) -> list[str]:
+    """An imported sheet is held to what play could have given it, as a created one is: hit points no higher than
+    every hit die rolled at its maximum, a purse and a pack a character could carry, XP that fits its level."""
+    found = []
+    con = made.abilities.mod("constitution")
+    most = made.level * max(1, made.hit_die + con + extra_hp(made))
+    if max_hp > most:
+        found.append(f"max_hp: {max_hp:,} is more than a level-{made.level} {made.char_class} with CON {con:+d} can "
+                     f"have ({most}, every hit die rolled at its highest)")
+    if hp > max_hp:
+        found.append(f"hp: {hp:,} is more than max_hp ({max_hp:,})")
+    worth = given.currency.total_cp() if given.currency is not None else 0
+    if worth > MAX_WEALTH_CP:
+        found.append(f"currency: {worth // 100:,} gp in all is more than a character may bring "
+                     f"({MAX_WEALTH_CP // 100:,} gp at most)")
+    for item in given.inventory or []:
+        if item.quantity > MAX_STACK:
+            found.append(f"inventory: {item.quantity:,} × {item.name} is more than {MAX_STACK:,} of one thing")
+    if given.xp is not None:
+        low = xp_for(made.level)
+        high = xp_for(made.level + 1) - 1 if made.level < 20 else 10_000_000
+        if not low <= given.xp <= high:
+            found.append(f"xp: {given.xp:,} does not fit level {made.level} ({low:,} to {high:,}; a level not yet "
+                         f"taken is taken in play, with /levelup)")
+    return found

@@ -71,6 +71,14 @@ class LimitSettings(Model):
     guild_daily_tokens: int = Field(0, ge=0)  # model tokens (input + output) a server may use per UTC day (0: no limit)
 
 
+class GameSettings(Model):
+    """The house rules a new game begins with where no server chose them (the terminal, a server that never set
+    them with /gm-admin config)."""
+
+    leveling: Literal["xp", "milestone"] = "xp"  # a level is earned by XP (the SRD's thresholds) or by a milestone
+    starting_level: int = Field(1, ge=1, le=20)  # the level new characters begin at, at most
+
+
 class Price(Model):
     """What a model costs, in US dollars per million tokens (for `lorekeeper analyze`)."""
 
@@ -87,6 +95,7 @@ class EngineConfig(Model):
     turn: TurnSettings = Field(default_factory=TurnSettings)
     lore: LoreSettings = Field(default_factory=LoreSettings)
     limits: LimitSettings = Field(default_factory=LimitSettings)
+    game: GameSettings = Field(default_factory=GameSettings)
     agents: dict[AgentType, AgentSettings] = Field(default_factory=dict)
     prices: dict[str, Price] = Field(default_factory=dict)  # by model name, as the turn log records it
 
@@ -139,7 +148,7 @@ def load_config(path: Path | None = None) -> EngineConfig:
     raw = _read(DEFAULT_CONFIG)
     if path is not None:
         raw = _merge(raw, _read(path))
-    for table in ("turn", "lore", "limits", "agents", "prices"):
+    for table in ("turn", "lore", "limits", "game", "agents", "prices"):
         if not isinstance(raw.get(table, {}), dict):
             raise ConfigError(f"Config file {path}: [{table}] must be a table of settings, not a single value.")
     unknown = set(raw.get("agents", {})) - {a.value for a in AGENTS}

@@ -184,6 +184,8 @@ def check_adventure(path: Path) -> list[str]:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
         return [f"{where}not valid YAML ({getattr(exc, 'problem', None) or exc})"]
+    except (ValueError, RecursionError) as exc:  # a number of thousands of digits; nesting deeper than Python goes
+        return [_unreadable(exc)]
     if not isinstance(raw, dict):
         return ["must hold a mapping (name: value lines) at the top level"]
     try:
@@ -192,6 +194,12 @@ def check_adventure(path: Path) -> list[str]:
     except ValidationError as exc:
         found = problems(exc, raw, Adventure)
     return found + references(raw)
+
+
+def _unreadable(exc: BaseException) -> str:
+    if isinstance(exc, RecursionError):
+        return "nests lists or mappings deeper than can be read"
+    return f"holds a number too long to read ({str(exc).split(':', 1)[0].lower()})"
 
 
 M = TypeVar("M", bound=BaseModel)
@@ -208,6 +216,8 @@ def load_yaml_model(path: Path, model: type[M], what: str) -> M:
         raise ConfigError(f"The {what} {path} is not valid YAML: {exc}") from exc
     except UnicodeDecodeError as exc:
         raise ConfigError(f"The {what} {path} is not UTF-8 text ({exc.reason} at byte {exc.start}).") from exc
+    except (ValueError, RecursionError) as exc:
+        raise ConfigError(f"The {what} {path} {_unreadable(exc)}.") from None
     if not isinstance(raw, dict):
         raise ConfigError(f"The {what} {path} must hold a mapping at the top level.")
     try:

@@ -140,8 +140,8 @@ def _party(state: GameState) -> str:
     # A working copy that still shares its characters holds them as saved, unchanged since (turn.py checks this in
     # the tests): their sheets are the ones made for them last time. A copy already changed this turn: made afresh.
     def sheet(ch: Character) -> str:
-        return _BRIEF_SHEETS.get(ch, lambda: character_sheet(ch, brief=True)) if state.shares \
-            else character_sheet(ch, brief=True)
+        return _BRIEF_SHEETS.get(ch, lambda: character_sheet(ch, brief=True, leveling=state.leveling)) \
+            if state.shares else character_sheet(ch, brief=True, leveling=state.leveling)
 
     lines = [f"- {sheet(state.characters[pid])}" for pid in state.party.player_ids if pid in state.characters]
     for npc_id in state.party.npc_ids:

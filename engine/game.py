@@ -25,7 +25,7 @@ from .roster import Roster
 from .server_settings import ServerSettings
 from .basics import AgentType
 from .state import GameState, Message
-from .store import LastTurn
+from .store import LastTurn, Session
 from .suggestions import Suggestion
 from .turn import APOLOGY, NARRATOR_ID, Turn, TurnResult, check, turn_seed
 
@@ -58,6 +58,8 @@ class Engine(PlayerActions, Roster, Rewind):
         chosen = find_adventure(self.deps.corpus_dir, adventure)
         state = chosen.new_game(seed=self.deps.rng.getrandbits(31))
         state.started_by = started_by
+        rules = (await self.server_settings(guild_id)) if guild_id is not None else server_settings.ServerSettings()
+        state.leveling, state.starting_level = rules.rules(self.deps.config.game)
         async with self.channel_lock(channel_id):
             session = await self.deps.store.create_session(channel_id, guild_id, state)
             intro = Message(channel_id=channel_id, author_id=NARRATOR_ID, author_name="Narrator",
@@ -111,10 +113,17 @@ class Engine(PlayerActions, Roster, Rewind):
     async def server_settings(self, guild_id: str) -> ServerSettings:
         return server_settings.load(guild_id, await self.deps.store.server_settings(guild_id))
 
-    async def configure_server(self, guild_id: str, **changes: object) -> ServerSettings:
-        """Change some of a server's settings (None: unchanged); the whole is checked before it is stored."""
+    async def configure_server(self, guild_id: str, channel_id: str | None = None, **changes: object) -> ServerSettings:
+        """Change some of a server's settings (None: unchanged); the whole is checked before it is stored. The house
+        rules (leveling, starting_level) are for new games, and for the game in `channel_id` if one runs there."""
         updated = server_settings.changed(await self.server_settings(guild_id), **changes)
         await self.deps.store.set_server_settings(guild_id, updated.model_dump_json())
+        house = {k: v for k, v in changes.items() if k in ("leveling", "starting_level") and v is not None}
+        if house and channel_id is not None and await self.deps.store.load_session(channel_id) is not None:
+            def change(session: Session, _: list[Message]) -> None:
+                for key, value in house.items():
+                    setattr(session.state, key, value)
+            await self._write(channel_id, change)
         log.info("server_configured", guild_id=guild_id, **{k: v for k, v in changes.items() if v is not None})
         return updated
 

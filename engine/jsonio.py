@@ -50,3 +50,18 @@ def loads(text: str | bytes) -> Any:
         return from_json(text)
     except ValueError:
         return json.loads(text)  # the standard library's reading, and its error with line and column
+
+
+def untrusted(text: str | bytes) -> Any:
+    """JSON from a file a user gave (a character sheet): whatever it holds, a refusal is one sentence (a ValueError
+    saying what is wrong), never a traceback: nesting too deep for the parser, a number too long to read."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("it nests lists or objects deeper than the parser follows") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"it is not JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"it is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except ValueError as exc:  # Python reads at most 4,300 digits of a whole number
+        raise ValueError(f"it holds a number too long to read ({str(exc).split(':', 1)[0].lower()})") from None

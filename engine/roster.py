@@ -15,19 +15,24 @@ from .store import Session
 class Roster(Core):
     """The table's characters and its party, on Engine."""
 
-    async def create_character(self, channel_id: str, owner_id: str, name: str, char_class: str, level: int = 1,
-                               scores: str | None = None, species: str | None = None,
+    async def create_character(self, channel_id: str, owner_id: str, name: str, char_class: str,
+                               level: int | None = None, scores: str | None = None, species: str | None = None,
                                background: str | None = None) -> Character:
         return (await self.create_character_scored(channel_id, owner_id, name, char_class, level, scores, species,
                                                    background))[0]
 
     async def create_character_scored(self, channel_id: str, owner_id: str, name: str, char_class: str,
-                                      level: int = 1, scores: str | None = None, species: str | None = None,
-                                      background: str | None = None) -> tuple[Character, str]:
-        """A new character and how its ability scores were made. `scores`: standard, roll (4d6 dropping the
-        lowest, with the engine's dice) or six numbers (STR DEX CON INT WIS CHA: the standard array in any order,
-        or a point buy), before the species' increases. `species` defaults to human, `background` to the class's
-        usual one. Chosen or rolled scores are kept in the game's history, so a roll can be checked."""
+                                      level: int | None = None, scores: str | None = None,
+                                      species: str | None = None, background: str | None = None
+                                      ) -> tuple[Character, str]:
+        """A new character and how its ability scores were made. `level`: the game's starting level, or below it.
+        `scores`: standard, roll (4d6 dropping the lowest, with the engine's dice) or six numbers (STR DEX CON INT
+        WIS CHA: the standard array in any order, or a point buy), before the species' increases. `species` defaults
+        to human, `background` to the class's usual one. Chosen or rolled scores are kept in the game's history, so
+        a roll can be checked."""
+        start = (await self.state(channel_id)).starting_level
+        level = start if level is None else level
+        _within_start(level, start)
         make_character(owner_id, name, char_class, level, None, species, background)  # refusals before any roll
         abilities, made = ability_scores(scores, char_class, self.deps.rng)
         character = await self._join(channel_id, owner_id,
@@ -53,6 +58,7 @@ class Roster(Core):
                 raise BadInput(f"Someone called {name} is already in this game; choose another name.")
             if state.combat.active:
                 raise BadInput("A fight is under way; make your character when it is over.")
+            _within_start(character.level, state.starting_level)  # an imported sheet's too
             state.characters[owner_id] = character
             state.party.player_ids.append(owner_id)
             if said is not None:
@@ -87,3 +93,10 @@ class Roster(Core):
             return character
 
         return await self._write(channel_id, change)
+
+
+def _within_start(level: int, start: int) -> None:
+    """Levels come from play: a character begins at the game's starting level at most (its server's admins set it)."""
+    if level > start:
+        raise BadInput(f"Characters begin at level {start} at most in this game; levels after that are earned in "
+                       f"play. (A server admin may raise the starting level with /gm-admin config.)")

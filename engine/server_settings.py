@@ -1,19 +1,24 @@
 """What a server's admins choose for every game on it: the Sources line, how much of the mechanics shows under
-replies, and who may start games. Stored per server (a Discord guild); a channel's own switch still wins."""
+replies, who may start games, and the house rules a new game begins with (how a level is earned, the starting
+level). Stored per server (a Discord guild); a channel's own switch still wins."""
 
 from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 import structlog
 
+from .config import GameSettings
 from .errors import BadInput
 
 log = structlog.get_logger(__name__)
 
 Verbosity = Literal["full", "dice", "story"]
 Starters = Literal["everyone", "admins", "role"]
+Leveling = Literal["xp", "milestone"]
+LEVELING = {"xp": "by experience points, at the SRD's thresholds (the GM or an admin awards them)",
+            "milestone": "by milestone (the GM or an admin grants a level when the story reaches one)"}
 
 VERBOSITY = {
     "full": "every roll and every change to the game under each reply",
@@ -30,14 +35,23 @@ class ServerSettings(BaseModel):
     verbosity: Verbosity = "full"
     starters: Starters = "everyone"  # who may start games: anyone, admins, or admins and one role
     starter_role: str | None = None  # that role's id, when starters is "role"
+    leveling: Leveling | None = None  # how a level is earned in new games (None: the config's [game] default)
+    starting_level: int | None = Field(None, ge=1, le=20)  # the level new characters begin at, at most (likewise)
 
-    def describe(self, role_name: str | None = None, sources_default: bool = False) -> str:
+    def describe(self, role_name: str | None = None, sources_default: bool = False,
+                 game: GameSettings | None = None) -> str:
         sources = ("on" if self.sources else "off") if self.sources is not None else \
             f"{'on' if sources_default else 'off'} (the bot's default)"
         starters = {"everyone": "anyone", "admins": "admins only",
                     "role": f"admins and members with the role {role_name or self.starter_role}"}[self.starters]
+        leveling, start = self.rules(game or GameSettings())
         return (f"Sources line: {sources}\nMechanics under replies: {self.verbosity} — {VERBOSITY[self.verbosity]}\n"
-                f"Who may start games: {starters}")
+                f"Who may start games: {starters}\nLevels are earned {LEVELING[leveling]}\n"
+                f"Characters start at level {start} at most")
+
+    def rules(self, default: GameSettings) -> tuple[Leveling, int]:
+        """The house rules a new game here begins with: this server's choice, else the config's."""
+        return (self.leveling or default.leveling, self.starting_level or default.starting_level)
 
 
 def load(guild_id: str, stored: str | None) -> ServerSettings:

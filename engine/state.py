@@ -6,9 +6,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import Field, NonNegativeInt, PositiveInt, PrivateAttr
+from pydantic import Field, NonNegativeInt, PositiveInt, PrivateAttr, model_validator
 
-from .basics import AgentType, Abilities, Attack, Currency, Item, Model, same_slug, utcnow
+from .basics import AgentType, Abilities, Attack, Currency, Item, Model, same_slug, utcnow, xp_for
 from .entities import NPC, Encounter, ItemInfo, Location, Quest, Shop
 
 
@@ -37,6 +37,21 @@ class Character(Model):
     slots_spent: dict[int, int] = Field(default_factory=dict)  # slots used since a rest, by spell level (the
     # maximum follows class and level, so a level-up needs no change here)
     concentration: str | None = None  # the spell the character is concentrating on
+    # Advancement: experience points (never below what the level needs), and levels granted by milestone not yet
+    # taken (a game that levels by milestone); /levelup spends what the game's way of levelling allows.
+    xp: NonNegativeInt = Field(0, le=10_000_000)
+    milestones: NonNegativeInt = Field(0, le=19)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _xp_of_its_level(cls, data: Any) -> Any:
+        """A character saved before XP was kept (or made at a level) has at least its level's XP."""
+        if isinstance(data, dict):
+            level, xp = data.get("level", 1), data.get("xp", 0)
+            whole = [isinstance(v, int) and not isinstance(v, bool) for v in (level, xp)]
+            if all(whole) and 1 <= level <= 20 and xp < xp_for(level):  # anything else is for validation to judge
+                data = {**data, "xp": xp_for(level)}
+        return data
 
     def item(self, name: str) -> Item | None:
         key = name.strip().lower()
@@ -100,6 +115,9 @@ class GameState(Model):
     knowledge: dict[str, str] = Field(default_factory=dict)
     summary: str = ""
     summary_upto: int = 0  # id of the last message folded into the summary
+    # This game's house rules, taken from its server (or the config) when it began; /gm-admin config changes them.
+    leveling: Literal["xp", "milestone"] = "xp"  # how a level is earned: XP at the SRD's thresholds, or a milestone
+    starting_level: int = Field(1, ge=1, le=20)  # the level new characters begin at, at most
 
     def clone(self) -> "GameState":
         """An independent deep copy, ~4x cheaper than model_copy(deep=True) (0.1 against 0.4 ms for a started

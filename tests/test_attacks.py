@@ -12,6 +12,7 @@ from engine import BadInput, NoCharacter
 from engine.characters import make_character
 from engine.rules.attacks import critical, find_weapon, profile, swing
 from engine.rules.data import rules
+from engine.basics import xp_for
 from engine.rules.levels import level_up
 from engine.basics import AgentType, Item
 from tests.conftest import CHANNEL, call, new_state
@@ -132,20 +133,26 @@ async def test_a_refused_players_attack_changes_nothing(table):
     assert (await table.state()).model_dump() == before and len(await table.store.messages(session.id)) == count
 
 
+def earned(ch):
+    """The game gives the next level (the GM or an admin awards its XP): what /levelup needs."""
+    ch.xp = xp_for(ch.level + 1)
+    return ch
+
+
 def test_a_level_up_raises_hit_points_hit_dice_and_brings_the_levels_features():
     fighter = make_character("u", "Aria", "fighter")  # CON 15 (+2)
-    gained = level_up(fighter, random.Random(1))
+    gained = level_up(earned(fighter), random.Random(1))
     assert (fighter.level, fighter.max_hp, fighter.hp, fighter.hit_dice) == (2, 12 + 8, 12 + 8, 2)
     assert gained.describe() == ("Aria reaches level 2: +8 HP (average 6, CON +2), max HP 20. New: Action Surge "
                                  "(Once per short rest, take one more action on your turn).")
     for _ in range(3):
-        gained = level_up(fighter, random.Random(1))
+        gained = level_up(earned(fighter), random.Random(1))
     assert fighter.level == 5 and gained.proficiency_rose and "proficiency bonus +3" in gained.describe()
     assert [f.name for f in gained.features] == ["Extra Attack"] == [f.name for f in rules().classes["fighter"].features_at(5)]
     wizard = make_character("u", "Bram", "wizard")
     wizard.hp = 3
     for seed in range(30):
-        rolled = level_up(wizard.model_copy(deep=True), random.Random(seed), rolled=True)
+        rolled = level_up(earned(wizard.model_copy(deep=True)), random.Random(seed), rolled=True)
         die = int(re.search(r"rolled 1d6 → (\d)", rolled.how).group(1))
         assert rolled.gained == max(1, die + 2) and 1 <= die <= 6
     top = make_character("u", "Old", "wizard", level=20)
@@ -154,6 +161,7 @@ def test_a_level_up_raises_hit_points_hit_dice_and_brings_the_levels_features():
 
 
 async def test_levelling_up_enters_the_story_and_waits_for_the_fight_to_end(table):
+    await table.engine.award(CHANNEL, "gm", xp=300, to=["Bram"])
     ch, gained = await table.engine.level_up(CHANNEL, "u2", "al", roll=True)
     assert ch.level == 2 and (await table.state()).characters["u2"].max_hp == gained.max_hp
     session = await table.engine.session(CHANNEL)
@@ -163,6 +171,7 @@ async def test_levelling_up_enters_the_story_and_waits_for_the_fight_to_end(tabl
     await table.turn("I draw my sword.", '<start_combat>{"enemy": [{"name": "Crab", "hp": 4, "ac": 11}]}</start_combat>',
                      " A crab scuttles out.")
     assert (await table.state()).combat.active
+    await table.engine.award(CHANNEL, "gm", xp=600, to=["Bram"])
     with pytest.raises(BadInput, match="Bram can level up when the fight is over."):
         await table.engine.level_up(CHANNEL, "u2", "al")
     session = await table.engine.session(CHANNEL)  # Aria's turn, whatever the initiative rolled
@@ -196,14 +205,14 @@ def test_a_casters_level_up_brings_its_new_slots_and_the_classes_next_spells():
 
     wizard = make_character("u1", "Bram", "wizard")
     wizard.slots_spent = {1: 2}  # both 1st-level slots spent before the level
-    gained = level_up(wizard, random.Random(1))
+    gained = level_up(earned(wizard), random.Random(1))
     assert spells.slots_for("wizard", 2) == {1: 3} and spells.slots_left(wizard) == {1: 1}  # the new one, at once
     assert gained.slots == "1st 3" and "Spell slots: 1st 3." in gained.describe()
     for _ in range(2):
-        gained = level_up(wizard, random.Random(1))
+        gained = level_up(earned(wizard), random.Random(1))
     assert wizard.level == 4 and gained.slots == "1st 4, 2nd 3"
     assert len(spells.cantrips_of(wizard)) == spells.cantrips_allowed("wizard", 4) == 4  # a 4th cantrip at 4th level
     assert gained.learned and f"Learns {gained.learned[0]}" in gained.describe()
     fighter = make_character("u2", "Aria", "fighter")
-    plain = level_up(fighter, random.Random(1))
+    plain = level_up(earned(fighter), random.Random(1))
     assert plain.learned == [] and plain.slots == "" and "Spell" not in plain.describe()

@@ -89,7 +89,7 @@ async def test_synced_commands_obey_discords_limits(fake, bot):
     admin = next(c for c in put.json if c["name"] == "gm-admin")
     assert int(admin["default_member_permissions"]) == MANAGE_GUILD and admin.get("contexts") in (None, [0])
     sub = {o["name"] for o in admin["options"]}
-    assert sub == {"config", "debug", "feedback", "sources", "state", "prompt", "suggestions", "telemetry", "undo", "reset", "reload-corpus", "sync"}
+    assert sub == {"award", "config", "debug", "feedback", "sources", "state", "prompt", "suggestions", "telemetry", "undo", "reset", "reload-corpus", "sync"}
 
 
 async def test_a_slash_command_is_deferred_then_followed_up(fake, bot, model):
@@ -900,6 +900,7 @@ async def test_check_and_save_roll_from_the_sheet_and_the_gm_sees_them(fake, bot
 async def test_a_character_is_imported_from_an_attached_file(fake, bot, model):
     cid = str(fake.channel("general").id)
     await bot.engine.start_game(cid, str(fake.guild_id))
+    await bot.engine.configure_server(str(fake.guild_id), cid, starting_level=5)
     good = b'{"name": "Vex", "class": "rogue", "level": 5, "skills": ["stealth", "acrobatics"]}'
     said = await (await fake.interaction("char import", {"file": ("vex.json", good)}, user="alice")).wait_response()
     embed = said["data"]["embeds"][0]
@@ -909,7 +910,7 @@ async def test_a_character_is_imported_from_an_attached_file(fake, bot, model):
                                                                               b'"lvl": 2}')}, user="bob")).wait_response()
     assert bad["data"]["flags"] & 64 and "'lvl' is not a field here: did you mean 'level'?" in bad["data"]["content"]
     junk = await (await fake.interaction("char import", {"file": ("x.json", b"{oops")}, user="bob")).wait_response()
-    assert junk["data"]["flags"] & 64 and junk["data"]["content"].startswith("x.json is not JSON")
+    assert junk["data"]["flags"] & 64 and junk["data"]["content"].startswith("x.json cannot be used: it is not JSON")
     assert "Vex" in [c.name for c in (await bot.engine.state(cid)).characters.values()]
 
 
@@ -1020,11 +1021,40 @@ async def test_attack_offers_your_weapons_and_targets_and_deals_damage(fake, bot
 
 async def test_char_levelup_raises_the_level_and_tells_the_table(fake, bot, model):
     cid = await game_with_players(bot, fake)
+    gm = fake.add_user("gm", permissions="manage_guild")
+    early = await (await fake.interaction("char levelup", {}, user="bob")).wait_response()
+    assert early["data"]["flags"] & 64 and "Bram has 0 XP; level 2 needs 300 (300 more)." in early["data"]["content"]
+    denied = await (await fake.interaction("gm-admin award", {"xp": 300, "to": "Bram"}, user="bob",
+                                                strict=False)).wait_response()
+    assert denied["data"]["flags"] & 64 and (await bot.engine.state(cid)).characters[str(fake.user("bob").id)].xp == 0
+    both = await (await fake.interaction("gm-admin award", {"xp": 30, "milestone": True}, user=gm)).wait_response()
+    assert both["data"]["flags"] & 64 and "either xp" in both["data"]["content"]
+    awarded = await (await fake.interaction("gm-admin award", {"xp": 300, "to": "Bram", "reason": "the wreckers"},
+                                            user=gm)).wait_response()
+    assert awarded["data"]["content"] == ("🏅 Bram gains 300 XP for the wreckers. Bram has earned a level: the player "
+                                          "may take it with /levelup.")
+    session = await bot.engine.session(cid)
+    told = (await bot.engine.deps.store.messages(session.id))[-1]
+    assert told.text.endswith("(Awarded by gm.)") and told.author_name == "Narrator"
     said = await (await fake.interaction("char levelup", {"hp": "roll"}, user="bob")).wait_response()
     assert re.fullmatch(r"⬆️ Bram reaches level 2: \+\d HP \(rolled 1d6 → \d, CON \+2\), max HP \d+\. New: Evocation "
                         r"Savant .*", said["data"]["content"])
     assert (await bot.engine.state(cid)).characters[str(fake.user("bob").id)].level == 2
     assert said["data"]["embeds"][0]["description"].startswith("Level 2 human wizard")
+
+    milestone = await (await fake.interaction("gm-admin config", {"leveling": "milestone"}, user=gm)).wait_response()
+    assert "Levels are earned by milestone" in milestone["data"]["content"]
+    assert (await bot.engine.state(cid)).leveling == "milestone"  # the game here too, not only new ones
+    refused = await (await fake.interaction("gm-admin award", {"xp": 900}, user=gm)).wait_response()
+    assert refused["data"]["flags"] & 64 and "levels by milestone, not XP" in refused["data"]["content"]
+    granted = await (await fake.interaction("gm-admin award", {"milestone": True, "to": "Aria"}, user=gm)).wait_response()
+    assert granted["data"]["content"] == "🏅 A milestone: Aria may take a level (/levelup)."
+    none = await (await fake.interaction("char levelup", {}, user="bob")).wait_response()
+    assert none["data"]["flags"] & 64 and "Bram has no level to take" in none["data"]["content"]
+    taken = await (await fake.interaction("char levelup", {}, user="alice")).wait_response()
+    assert taken["data"]["content"].startswith("⬆️ Aria reaches level 2")
+    again = await (await fake.interaction("char levelup", {}, user="alice")).wait_response()
+    assert again["data"]["flags"] & 64 and "Aria has no level to take" in again["data"]["content"]
 
 
 async def test_shop_buy_and_sell_deal_at_the_listed_prices_and_refuse_privately(fake, bot, model):

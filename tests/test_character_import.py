@@ -82,6 +82,11 @@ def test_every_problem_is_named_at_once():
 
 async def test_an_imported_character_joins_the_game(table):
     data = documented_example()
+    with pytest.raises(BadInput, match="Characters begin at level 1 at most in this game"):
+        await table.engine.import_character(CHANNEL, "u3", data)  # a level-3 sheet: the game starts at 1
+    session = await table.engine.session(CHANNEL)
+    session.state.starting_level = 3  # as /gm-admin config starting_level:3 would
+    await table.store.save_state(session.id, session.state, version=session.version)
     ch = await table.engine.import_character(CHANNEL, "u3", data)
     state = await table.state()
     assert state.characters["u3"] == ch and "u3" in state.party.player_ids

@@ -548,11 +548,16 @@ def test_checks_and_saves_from_the_sheet_at_the_keyboard(tmp_path, capsys):
            "Investigation, Sleight of Hand, Stealth" in out
 
 
-def test_a_character_file_is_played_at_the_keyboard(tmp_path, capsys):
+def test_a_character_file_is_played_at_the_keyboard(tmp_path, capsys, monkeypatch):
     sheet = tmp_path / "vex.json"
     sheet.write_text('{"name": "Vex", "class": "rogue", "level": 5, "currency": {"gp": 99}}')
     script = tmp_path / "s.yaml"
     script.write_text(yaml.safe_dump({"steps": [{"say": "/sheet"}]}))
+    code, out, err = play(tmp_path, capsys, "--script", str(script), "--character", str(sheet))
+    assert code == 2 and "Characters begin at level 1 at most in this game" in err  # levels come from play
+    config = tmp_path / "five.toml"
+    config.write_text("[game]\nstarting_level = 5\n")  # this table's house rule: new characters start at 5
+    monkeypatch.setenv("LOREKEEPER_CONFIG", str(config))
     code, out, err = play(tmp_path, capsys, "--script", str(script), "--character", str(sheet))
     assert code == 0, err
     assert "Vex the human rogue joins the story, from vex.json." in out and "level 5 human rogue" in out and "99 gp" in out
@@ -562,6 +567,14 @@ def test_a_character_file_is_played_at_the_keyboard(tmp_path, capsys):
     sheet.write_text("{not json")
     code, _, err = play(tmp_path, capsys, "--script", str(script), "--character", str(sheet))
     assert code == 2 and "is not JSON" in err
+    for hostile, said in (("[" * 40_000 + "]" * 40_000, "nests lists or objects deeper than the parser follows"),
+                          ('{"name": "Vex", "class": "rogue", "max_hp": ' + "9" * 5000 + "}", "a number too long"),
+                          ('{"name": "Vex", "class": "rogue", "max_hp": 1e30}', "max_hp: "),
+                          ('{"name": "Vex", "class": "rogue", "currency": {"gp": 1000000000000}}',
+                           "currency: 1,000,000,000,000 gp in all is more than a character may bring")):
+        sheet.write_text(hostile)
+        code, _, err = play(tmp_path, capsys, "--script", str(script), "--character", str(sheet))
+        assert code == 2 and said in err and "Traceback" not in err, err
 
 
 def test_scores_for_a_new_character_at_the_keyboard(tmp_path, capsys):
@@ -577,6 +590,7 @@ def test_species_background_attacks_and_levels_at_the_keyboard(tmp_path, capsys)
     script.write_text(yaml.safe_dump({"character": {"name": "Tor", "class": "fighter", "background": "dockhand"},
                                       "steps": [{"say": "/attack light crossbow at Ysolde adv"}, {"say": "/attack longsword"},
                                                 {"say": "/attack rapier Ysolde"}, {"say": "/attack"},
+                                                {"say": "/levelup"}, {"say": "/award 300 for the bridge"},
                                                 {"say": "/levelup roll"}, {"say": "/levelup twice"}, {"say": "/sheet"}]}))
     code, out, err = play(tmp_path, capsys, "--script", str(script), "--species", "half-orc", "--seed", "3")
     assert code == 0, err
@@ -587,6 +601,8 @@ def test_species_background_attacks_and_levels_at_the_keyboard(tmp_path, capsys)
     assert re.search(r"⚔️ Tor attacks with longsword: 1d20\+5 → -?\d+ to hit.*; damage \dd8\+3 → \d+ slashing if it "
                      r"hits\.", out)
     assert "Tor cannot attack: Tor carries no rapier." in out and "Say which weapon: /attack longsword" in out
+    assert "Tor has 0 XP; level 2 needs 300 (300 more). XP comes from play" in out
+    assert "Tor gains 300 XP for the bridge. Tor has earned a level: the player may take it with /levelup." in out
     assert re.search(r"⬆️ Tor reaches level 2: \+\d+ HP \(rolled 1d10 → \d+, CON \+2\), max HP \d+\. New: Action Surge", out)
     assert "Usage: /levelup (average hit points) or /levelup roll." in out
     assert re.search(r"Tor — level 2 half-orc fighter, dockhand", out) and "18 (chain mail, shield)" in out

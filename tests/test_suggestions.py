@@ -125,7 +125,9 @@ def test_combat_hints(state):
     assert tools(state, "what's its AC again", C) == []  # a question without a mark passes no turn
     assert tools(state, "The crab scuttles off into the water. We let it go.", C) == ["end_combat"]
     state.combat.order[1].hp = 0
-    assert tools(state, "Is it over?", C)[0] == "end_combat"
+    assert tools(state, "Is it over?", C)[:2] == ["end_combat", "award_xp"]  # the foes overcome earn XP
+    state.leveling = "milestone"
+    assert "award_xp" not in tools(state, "Is it over?", C)
 
 
 def test_a_party_members_own_spell_points_to_cast_spell(state):

@@ -85,13 +85,16 @@ class AdminCog(commands.GroupCog, group_name="gm-admin", group_description="Game
     @app_commands.describe(sources="The Sources line under replies, for every channel that has not chosen its own",
                            mechanics="How much of the rolls and changes shows under replies",
                            who_starts="Who may start games on this server",
-                           role="With who_starts=role: the role whose members may start games (admins always may)")
+                           role="With who_starts=role: the role whose members may start games (admins always may)",
+                           leveling="How characters earn levels, in new games and the game in this channel",
+                           starting_level="The level new characters start at (and the most they may bring)")
     @app_commands.choices(mechanics=[app_commands.Choice(name="full: every roll and change", value="full"),
                                      app_commands.Choice(name="dice: rolls and attacks only", value="dice"),
                                      app_commands.Choice(name="story: none (the story alone)", value="story")])
     async def config(self, interaction: discord.Interaction, sources: Literal["on", "off", "default"] | None = None,
                      mechanics: Verbosity | None = None, who_starts: Starters | None = None,
-                     role: discord.Role | None = None) -> None:
+                     role: discord.Role | None = None, leveling: Literal["xp", "milestone"] | None = None,
+                     starting_level: app_commands.Range[int, 1, 20] | None = None) -> None:
         """This server's settings for every game on it; with no options, shows them."""
         assert interaction.guild_id is not None  # the group is guild-only
         guild_id = str(interaction.guild_id)
@@ -100,19 +103,37 @@ class AdminCog(commands.GroupCog, group_name="gm-admin", group_description="Game
             who_starts = "role"  # naming a role means that role may start games
         if role is not None and who_starts != "role":
             raise InputError(f"A role only counts with who_starts=role (you chose {who_starts}).")
-        if sources is None and mechanics is None and who_starts is None:
+        if sources is None and mechanics is None and who_starts is None and leveling is None and starting_level is None:
             settings, said = await engine.server_settings(guild_id), "This server's settings"
         else:
             settings = await engine.configure_server(
-                guild_id, sources=None if sources is None else (sources == "on" if sources != "default" else "default"),
-                verbosity=mechanics, starters=who_starts, starter_role=str(role.id) if role is not None else None)
+                guild_id, str(interaction.channel_id),
+                sources=None if sources is None else (sources == "on" if sources != "default" else "default"),
+                verbosity=mechanics, starters=who_starts, starter_role=str(role.id) if role is not None else None,
+                leveling=leveling, starting_level=starting_level)
             said = f"Saved by {discord.utils.escape_markdown(interaction.user.display_name)}"
         role_name = None
         if settings.starter_role is not None and interaction.guild is not None:
             found = interaction.guild.get_role(int(settings.starter_role))
             role_name = found.name if found is not None else "(a deleted role: only admins, until you choose again)"
-        text = settings.describe(role_name, self.bot.engine.deps.config.lore.sources)
+        text = settings.describe(role_name, engine.deps.config.lore.sources, engine.deps.config.game)
         await self._say(interaction, f"**{said}:**\n{text}\n-# A channel's own `/gm-admin sources` still wins there.")
+
+    @app_commands.command(name="award")
+    @app_commands.describe(xp="Experience points, split evenly among those named (or the party)",
+                           milestone="yes: a level by milestone (in games that level by milestone)",
+                           to="Characters' names, separated by commas (none: the whole party)",
+                           reason="What it is for; the story and the GM hear it")
+    async def award(self, interaction: discord.Interaction, xp: app_commands.Range[int, 1, 100_000] | None = None,
+                    milestone: bool = False, to: app_commands.Range[str, 1, 300] | None = None,
+                    reason: app_commands.Range[str, 1, 120] = "") -> None:
+        """Award XP, or grant a milestone, to characters in this channel's game, as the GM's tools do."""
+        if (xp is None) == (not milestone):
+            raise InputError("Give either xp (a number) or milestone: yes, not both.")
+        names = [n.strip() for n in (to or "").split(",") if n.strip()]
+        told = await self.bot.engine.award(str(interaction.channel_id), interaction.user.display_name,
+                                           xp=xp or 0, milestone=milestone, to=names, reason=reason)
+        await interaction.response.send_message(f"🏅 {clip(told, INLINE_LIMIT)}", allowed_mentions=NO_PINGS)
 
     @app_commands.command(name="sources")
     @app_commands.describe(mode="on: a line under replies naming the lore they drew on")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Literal
 
 import discord
@@ -10,6 +9,8 @@ from discord import app_commands
 from discord.ext import commands
 
 from engine.characters import BACKGROUNDS, CLASSES, SPECIES
+from engine.jsonio import untrusted
+from engine.rules.levels import progress
 from engine.rules.origins import origin
 
 from ..client import LorekeeperBot
@@ -26,7 +27,8 @@ class CharacterCog(commands.GroupCog, group_name="char", group_description="Your
         super().__init__()
 
     @app_commands.command(name="create")
-    @app_commands.describe(name="Your character's name", char_class="A D&D 5e class", level="Starting level (1 to 20)",
+    @app_commands.describe(name="Your character's name", char_class="A D&D 5e class",
+                           level="Starting level (default and highest: the game's starting level)",
                            scores="standard (default), roll (4d6 drop lowest), or six numbers STR DEX CON INT WIS CHA "
                                   "(the standard array in any order, or a 27-point buy)",
                            species="Human (default), dwarf, elf, halfling, dragonborn, gnome, half-elf, half-orc, "
@@ -34,7 +36,7 @@ class CharacterCog(commands.GroupCog, group_name="char", group_description="Your
                            background="Where your character comes from (default: the class's usual one)")
     @app_commands.rename(char_class="class")
     async def create(self, interaction: discord.Interaction, name: app_commands.Range[str, 1, 40], char_class: str,
-                     level: app_commands.Range[int, 1, 20] = 1,
+                     level: app_commands.Range[int, 1, 20] | None = None,
                      scores: app_commands.Range[str, 1, 40] | None = None,
                      species: app_commands.Range[str, 1, 40] | None = None,
                      background: app_commands.Range[str, 1, 40] | None = None) -> None:
@@ -79,9 +81,9 @@ class CharacterCog(commands.GroupCog, group_name="char", group_description="Your
             raise InputError(f"That file is {file.size:,} bytes; a character file is at most {MAX_IMPORT:,}.")
         await self.bot.ack_if_busy(interaction)
         try:
-            data = json.loads(await file.read())
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise InputError(f"{file.filename} is not JSON ({exc}).") from None
+            data = untrusted(await file.read())
+        except ValueError as exc:
+            raise InputError(f"{file.filename} cannot be used: {exc}.") from None
         except discord.HTTPException as exc:
             raise InputError(f"Discord would not hand over {file.filename} ({exc.status}); try again.") from None
         ch = await self.bot.engine.import_character(str(interaction.channel_id), str(interaction.user.id), data)
@@ -92,7 +94,8 @@ class CharacterCog(commands.GroupCog, group_name="char", group_description="Your
     async def sheet(self, interaction: discord.Interaction) -> None:
         """Your character sheet."""
         ch = await self.bot.engine.character(str(interaction.channel_id), str(interaction.user.id))
-        await interaction.response.send_message(embed=sheet_embed(ch), ephemeral=True)
+        state = await self.bot.engine.state(str(interaction.channel_id))
+        await interaction.response.send_message(embed=sheet_embed(ch, progress(ch, state.leveling)), ephemeral=True)
 
     @app_commands.command(name="inventory")
     async def inventory(self, interaction: discord.Interaction) -> None:

@@ -8,6 +8,7 @@ from typing import Awaitable, Callable
 
 from engine.hostility import ConfirmAttack
 from engine.rules import spells
+from engine.rules.levels import progress
 from engine.rules.data import weapon as weapon_by_name
 from engine.tools.quests import player_quest_line
 
@@ -21,6 +22,7 @@ HELP = """Type what your character does, or @Name to speak to someone here. Comm
   /cast fire bolt at Goblin 1 [level 2] [adv|dis]   cast a spell of yours (commas between several targets)
   /attack longsword [at] Goblin 1 [adv|dis]  attack with a weapon you carry (no target: just the rolls)
   /levelup [roll]    gain a level (hit points: the average, or roll the hit die)
+  /award 300 [to Name, Name] [for why], /award milestone [to Name]  what the GM grants (you run this game)
   /inventory         what you carry      /quests       the quest log
   /shop              what is sold here   /buy ITEM [N] [from SHOP], /sell ITEM [N] [to SHOP]  deal at its prices
   /rest short|long   rest                /status       where you are, the party, any combat
@@ -112,8 +114,23 @@ async def levelup(t: Seat, how: str) -> None:
                                            roll=how.strip().lower() == "roll")
     t.out(wrap(f"⬆️ {gained.describe()}"))
 
+async def award(t: Seat, text: str) -> None:
+    """`/award 300 to Tor for the bridge`, `/award milestone`: at the keyboard the player runs the game, so they may
+    grant what an admin grants on Discord; it enters the story and the GM sees it."""
+    text, _, reason = text.partition(" for ")
+    what, _, names = text.partition(" to ")
+    what = what.strip().lower().removesuffix(" xp").strip()
+    to = [n.strip() for n in names.split(",") if n.strip()]
+    if what == "milestone":
+        t.out(wrap(await t.engine.award(t.channel, t.user_name, milestone=True, to=to, reason=reason.strip())))
+    elif what.isdigit():
+        t.out(wrap(await t.engine.award(t.channel, t.user_name, xp=int(what), to=to, reason=reason.strip())))
+    else:
+        t.out("Usage: /award 300 [to Name, Name] [for why], or /award milestone [to Name].")
+
 async def sheet(t: Seat, _: str) -> None:
-    t.out(render.sheet(await t.engine.character(t.channel, t.user_id), t.color))
+    ch, state = await t.engine.character(t.channel, t.user_id), await t.state()
+    t.out(render.sheet(ch, t.color, progress(ch, state.leveling)))
 
 async def inventory(t: Seat, _: str) -> None:
     t.out(render.inventory(await t.engine.character(t.channel, t.user_id), t.color))
@@ -205,6 +222,7 @@ COMMANDS: dict[str, Callable[[Seat, str], Awaitable[None]]] = {
     "/cast": cast,
     "/attack": attack,
     "/levelup": levelup,
+    "/award": award,
     "/sheet": sheet,
     "/inventory": inventory,
     "/quests": quests,

@@ -232,8 +232,9 @@ def _show(ansi: bool, *parts) -> str:
     return "\n".join(line.rstrip() for line in buffer.getvalue().rstrip("\n").split("\n"))
 
 
-def sheet(ch: Character, ansi: bool) -> str:
-    """A character sheet: the numbers that matter in play, the six abilities, weapons, features and the pack."""
+def sheet(ch: Character, ansi: bool, advancement: str = "") -> str:
+    """A character sheet: the numbers that matter in play, the six abilities, weapons, features and the pack;
+    `advancement`, the progress to the next level."""
     from rich.text import Text
 
     from engine.rules import origins, proficiencies
@@ -243,7 +244,8 @@ def sheet(ch: Character, ansi: bool) -> str:
 
     bg = origins.background_of(ch)
     head = Text(f"{ch.name}", style="bold")
-    head.append(f" — level {ch.level} {origins.origin(ch)}" + (f", {bg.name}" if bg else ""), style="")
+    head.append(f" — level {ch.level} {origins.origin(ch)}" + (f", {bg.name}" if bg else "")
+                + (f" · {advancement}" if advancement else ""), style="")
     vitals = _table(None, "HP", "AC", "Speed", "Hit dice", "Conditions")
     vitals.add_row(f"{ch.hp}/{ch.max_hp}" + (" (down)" if ch.hp == 0 else ""), ac_line(ch), f"{origins.speed(ch)} ft",
                    f"{ch.hit_dice}d{ch.hit_die}", ", ".join(ch.conditions) or "none")

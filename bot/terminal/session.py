@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import json
 import signal
 import sys
 import threading
@@ -20,7 +19,7 @@ from engine.characters import CLASSES
 from engine.rules.origins import origin
 from engine.content import load_yaml_model
 from engine.errors import ConfigError, NeedsConfirming
-from engine.jsonio import well_formed
+from engine.jsonio import untrusted, well_formed
 from engine.basics import AgentType
 from engine.lore.retrieval import sources_line
 from engine.turn import TurnResult, interrupted_notice
@@ -308,11 +307,11 @@ class Stream:
 def read_character_file(path: Path) -> object:
     """The JSON of a character file, or a sentence saying why it cannot be read."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return untrusted(path.read_bytes())
     except OSError as exc:
         raise ConfigError(f"Cannot read the character file {path}: {exc.strerror}.") from exc
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ConfigError(f"The character file {path} is not JSON ({exc}).") from exc
+    except ValueError as exc:
+        raise ConfigError(f"The character file {path} cannot be used: {exc}.") from None
 
 
 async def play_script(terminal: Terminal, script: Script, model: ScriptedModel, seed: int | None = None) -> None:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from ..dice import roll
 from ..errors import BadInput
+from ..basics import xp_for
 from ..state import Character
 from . import data, spells
 from .checks import proficiency_bonus
@@ -60,11 +61,39 @@ class LevelUp:
         return text + "."
 
 
-def level_up(ch: Character, rng: random.Random, rolled: bool = False) -> LevelUp:
-    """Raise `ch` one level, in place: hit points by the average (or the hit die rolled with `rng`, at least 1
-    in all) plus CON, one more hit die; returns what changed."""
+def earned(ch: Character, leveling: str) -> bool:
+    """Whether the game has given `ch` its next level: the XP its threshold needs, or a milestone not yet taken."""
+    if ch.level >= MAX_LEVEL:
+        return False
+    return ch.milestones > 0 if leveling == "milestone" else ch.xp >= xp_for(ch.level + 1)
+
+
+def progress(ch: Character, leveling: str) -> str:
+    """Where a character stands toward its next level, for sheets and the GM's context."""
+    if ch.level >= MAX_LEVEL:
+        return f"{ch.xp:,} XP (the highest level)"
+    if leveling == "milestone":
+        return (f"{ch.milestones} level{'s' if ch.milestones != 1 else ''} to take (/levelup)" if ch.milestones
+                else "levels by milestone (none to take)")
+    need = xp_for(ch.level + 1)
+    return f"{ch.xp:,}/{need:,} XP" + (" (level up ready: /levelup)" if ch.xp >= need else "")
+
+
+def level_up(ch: Character, rng: random.Random, rolled: bool = False, leveling: str = "xp") -> LevelUp:
+    """Raise `ch` one level, in place, if the game has given it (`leveling`: by XP or by milestone, which it
+    spends): hit points by the average (or the hit die rolled with `rng`, at least 1 in all) plus CON, one more hit
+    die; returns what changed."""
     if ch.level >= MAX_LEVEL:
         raise BadInput(f"{ch.name} is already level {MAX_LEVEL}, the highest there is.")
+    if not earned(ch, leveling):
+        if leveling == "milestone":
+            raise BadInput(f"{ch.name} has no level to take: in this game the GM grants levels by milestone, when "
+                           f"the story reaches one.")
+        need = xp_for(ch.level + 1)
+        raise BadInput(f"{ch.name} has {ch.xp:,} XP; level {ch.level + 1} needs {need:,} ({need - ch.xp:,} more). "
+                       f"XP comes from play: foes overcome, quests done, as the GM awards it.")
+    if leveling == "milestone":
+        ch.milestones -= 1
     con, extra = ch.abilities.mod("constitution"), extra_hp(ch)
     if rolled:
         die = roll(f"1d{ch.hit_die}", rng)

@@ -407,7 +407,10 @@ def combat_flow(s: Situation) -> list[Suggestion]:
         return []
     standing = [p for p in combat.order if p.faction == "enemy" and participant_hp(s.state, p)[0] > 0]
     if not standing:
-        return [Suggestion("end_combat", "no enemy is left standing", 0.95)]
+        won = [Suggestion("end_combat", "no enemy is left standing", 0.95)]
+        if s.state.leveling == "xp":
+            won.append(Suggestion("award_xp", "the foes are overcome: award the party XP for them", 0.6))
+        return won
     r = s.reading
     if r.acts("end_fight"):
         return [Suggestion("end_combat", "the enemies are beaten or gone: end the fight", 0.75)]

@@ -17,6 +17,7 @@ from ..rules.equipment import armor_class, carried_weapons, sync_armor_class
 from ..basics import COIN_VALUE, DAMAGE_DICE, Item
 from ..entities import NPC
 from ..hostility import require_consent
+from ..rules.levels import progress
 from ..state import Character, Participant
 from ..visibility import character_card, require_counterpart
 from .combat import creature_attack
@@ -62,12 +63,12 @@ class CharacterRef(Args):
 def get_character(ctx: ToolContext, args: CharacterRef) -> str:
     """Read a player character's full sheet (the acting player's when no name is given)."""
     ch = ctx.character(args.name)
-    return character_card(ch, ctx.viewer, character_sheet(ch))
+    return character_card(ch, ctx.viewer, character_sheet(ch, leveling=ctx.state.leveling))
 
 
-def character_sheet(ch: Character, brief: bool = False) -> str:
+def character_sheet(ch: Character, brief: bool = False, leveling: str = "xp") -> str:
     """The sheet as agents read it; `brief` (the party in every turn's context) leaves out features and traits,
-    which get_character gives."""
+    which get_character gives. `leveling`: the game's way of levelling, for the character's progress."""
     abilities = ", ".join(f"{a[:3].upper()} {getattr(ch.abilities, a)} ({ch.abilities.mod(a):+d})" for a in type(ch.abilities).model_fields)
     items = ", ".join(f"{i.name} ×{i.quantity}" for i in ch.inventory) or "nothing"
     weapons = "; ".join(profile(ch, w).describe() for w in carried_weapons(ch)) or "none"
@@ -75,7 +76,7 @@ def character_sheet(ch: Character, brief: bool = False) -> str:
     return (f"{ch.name}, level {ch.level} {origins.origin(ch)}: HP {ch.hp}/{ch.max_hp}, AC {ac_line(ch)}, "
             f"speed {origins.speed(ch)} ft, hit dice {ch.hit_dice}d{ch.hit_die} left. {abilities}. "
             f"Conditions: {', '.join(ch.conditions) or 'none'}. Weapons (attack with weapon=): {weapons}. "
-            f"{features}Carrying: {items}. Coin: {ch.currency.describe()}."
+            f"{features}Carrying: {items}. Coin: {ch.currency.describe()}. Advancement: {progress(ch, leveling)}."
             + "".join(f" {line}." for line in spells.sheet_lines(ch)))
 
 
