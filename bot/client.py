@@ -129,7 +129,8 @@ class LorekeeperBot(commands.AutoShardedBot):
                 if not isinstance(exc, asyncio.CancelledError):
                     await self.engine.abandon(playing)
                 raise
-            await self.deliver(channel, result, followup=followup, reply_to=reply_to, action=text, user=user, live=live)
+            await self.deliver(channel, result, followup=followup, reply_to=reply_to, action=text, user=user, live=live,
+                               asked=bool(debug))
             return result
 
     def _live(self, channel: discord.abc.Messageable, followup: discord.Webhook | None,
@@ -169,8 +170,9 @@ class LorekeeperBot(commands.AutoShardedBot):
 
     async def deliver(self, channel: discord.abc.Messageable, result: TurnResult, *, followup: discord.Webhook | None,
                       reply_to: discord.Message | None, action: str, user: discord.abc.User,
-                      live: LiveReply | None = None) -> None:
-        """Post a committed turn. It cannot be taken back, so a failure here is logged and noted, never re-raised."""
+                      live: LiveReply | None = None, asked: bool = False) -> None:
+        """Post a committed turn. It cannot be taken back, so a failure here is logged and noted, never re-raised.
+        `asked`: the player (an admin) asked for this turn's debug report with the action."""
         try:
             await self._deliver(channel, result, followup=followup, reply_to=reply_to, action=action, user=user,
                                 live=live)
@@ -182,6 +184,11 @@ class LorekeeperBot(commands.AutoShardedBot):
                     await followup.send(note, allowed_mentions=NO_PINGS)
                 else:
                     await channel.send(note, allowed_mentions=NO_PINGS)
+        if result.debug:
+            try:
+                await self.send_debug(channel, result, followup if asked else None)
+            except Exception:  # the turn stands; only its report is lost
+                log.exception("debug_report_failed", channel_id=channel.id, turn_id=result.turn_id)
 
     async def _deliver(self, channel: discord.abc.Messageable, result: TurnResult, *, followup: discord.Webhook | None,
                        reply_to: discord.Message | None, action: str, user: discord.abc.User,
@@ -207,8 +214,6 @@ class LorekeeperBot(commands.AutoShardedBot):
                 except discord.HTTPException:  # an NPC's webhook deleted meanwhile, a message gone: post it anew
                     log.warning("stream_finish_failed", channel_id=channel.id, exc_info=True)
                 else:
-                    if result.debug:
-                        await channel.send(debug_report(result), allowed_mentions=NO_PINGS)
                     return
             await live.abandon()  # nothing streamed, or (a replayed turn answered by someone else) not this reply
         if result.npc is not None:
@@ -232,8 +237,26 @@ class LorekeeperBot(commands.AutoShardedBot):
             for n, piece in enumerate(rest, 1):
                 last = {"embed": tracker} if tracker is not None and n == len(rest) else {}
                 await channel.send(piece, allowed_mentions=NO_PINGS, **last)
-        if result.debug:
-            await channel.send(debug_report(result), allowed_mentions=NO_PINGS)
+
+    async def send_debug(self, channel: discord.abc.Messageable, result: TurnResult,
+                         followup: discord.Webhook | None) -> None:
+        """The debug report names tool calls, secrets not yet found and GM-only lore: never the channel's. To the
+        admin who asked with their action (privately, under it), or else by direct message to the admin who turned
+        debug on here; with neither (debug on by the config), `/gm-admin feedback` and the logs have it."""
+        report = debug_report(result)
+        if followup is not None:
+            await followup.send(report, ephemeral=True, allowed_mentions=NO_PINGS)
+            return
+        reader = await self.engine.debug_reader(str(channel.id))
+        if reader is None:
+            log.info("debug_report_kept_private", channel_id=channel.id, turn_id=result.turn_id)
+            return
+        try:
+            admin = self.get_user(int(reader)) or await self.fetch_user(int(reader))
+            where = getattr(channel, "mention", f"channel {channel.id}")
+            await admin.send(f"Debug report for {where}:\n{report}", allowed_mentions=NO_PINGS)
+        except (discord.HTTPException, ValueError):  # their DMs closed, the account gone: still not the channel's
+            log.warning("debug_report_undelivered", channel_id=channel.id, reader=reader, exc_info=True)
 
     async def on_command_error(self, ctx: commands.Context, error: commands.CommandError) -> None:
         """Text commands are the owner's (sync); anyone else mentioning the bot gets a short answer."""

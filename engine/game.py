@@ -99,8 +99,12 @@ class Engine(PlayerActions, Roster, Rewind):
         chosen = await self.deps.store.debug(channel_id)
         return self.deps.config.turn.debug if chosen is None else chosen
 
-    async def set_debug(self, channel_id: str, on: bool) -> None:
-        await self.deps.store.set_debug(channel_id, on)
+    async def set_debug(self, channel_id: str, on: bool, by: str | None = None) -> None:
+        """Debug mode here on or off; `by`: the admin who reads its reports (they name undiscovered secrets)."""
+        await self.deps.store.set_debug(channel_id, on, by)
+
+    async def debug_reader(self, channel_id: str) -> str | None:
+        return await self.deps.store.debug_reader(channel_id)
 
     async def show_sources(self, channel_id: str, guild_id: str | None = None) -> bool:
         """Whether replies here get a "Sources" line naming the lore they cited: the channel's switch, else its

@@ -287,8 +287,15 @@ async def verify(turn: Turn, deps: Deps) -> None:
 
 
 async def citations(turn: Turn, deps: Deps) -> None:
-    """The reply players read has no [n] markers; the passages it cited become its sources."""
-    turn.reply, turn.sources = cite(turn.reply, turn.passages)
+    """The reply players read has no [n] markers; the passages it cited become its sources. The Sources line
+    players read names only lore they may know of: an NPC may draw on a section tied to a secret it knows, but the
+    section's title is not shown while the party has not discovered that secret (its record keeps every citation)."""
+    turn.reply, cited = cite(turn.reply, turn.passages)
+    state = turn.work if turn.work is not None else turn.session.state if turn.session is not None else None
+    party = lore_secrets(state, Viewer(AgentType.NARRATIVE)) if state is not None else frozenset()
+    chunks = {hit.chunk.id: hit.chunk for hit in turn.passages}
+    turn.cited = cited
+    turn.sources = [s for s in cited if s.chunk_id in chunks and chunks[s.chunk_id].visible(False, party)]
     if not turn.reply.strip():
         raise ModelError("the model's reply held nothing but citations")
 
@@ -298,7 +305,7 @@ async def commit(turn: Turn, deps: Deps) -> None:
     assert turn.work is not None and turn.route is not None and turn.player is not None and turn.record is not None
     turn.work.turn = turn.seq
     turn.record.model_calls = [c.as_record() for c in [*turn.grounding_calls, *turn.run.model_calls]]
-    turn.record.sources = [s.chunk_id for s in turn.sources]
+    turn.record.sources = [s.chunk_id for s in turn.cited]
     turn.record.checks = turn.verification.as_record() if turn.verification else []
     turn.record.suggestions = [{"tool": h.tool, "confidence": h.confidence, "args": h.args} for h in turn.hints]
     if turn.debug:

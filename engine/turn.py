@@ -61,7 +61,8 @@ class Turn:
     verification: Verification | None = None  # what the post-flight check found, and what became of it
     debug: bool = False  # debug mode: the agent is asked for its tool feedback
     lore_checked: bool = False  # whether the lore index was consulted (so silence means "nothing relevant")
-    sources: list[Source] = field(default_factory=list)  # the passages the reply cited
+    sources: list[Source] = field(default_factory=list)  # the passages the reply cited that players may see named
+    cited: list[Source] = field(default_factory=list)  # every passage the reply cited
     run: AgentRun = field(default_factory=AgentRun)
     record: TurnRecord | None = None
     reply: str = ""

@@ -1103,3 +1103,25 @@ async def test_buy_and_sell_name_the_shop_where_several_trade(fake, bot, model):
     bought = (await (await fake.interaction("buy", {"item": "torch", "shop": "tarry-fence"}, user="alice"))
               .wait_response())["data"]
     assert bought["content"].startswith("🪙 Aria buys 1 × torch from The Tarry Fence for 1 cp")
+
+
+async def test_debug_reports_go_to_the_admin_privately_never_to_the_channel(fake, bot, model):
+    cid = await game_with_players(bot, fake)
+    gm = fake.add_user("gm", permissions="manage_guild")
+    on = await (await fake.interaction("gm-admin debug", {"mode": "on"}, user=gm)).wait_response()
+    assert on["data"]["flags"] & 64 and "by direct message" in on["data"]["content"]
+    model.add('She knows. <discover_secret secret="green-glimmer"/>', " \"I saw a light.\"")
+    i = await fake.interaction("act", {"action": "I ask about the cliff."}, user="alice")
+    [reply] = await i.wait_followups(1)
+    dm = fake.dm_channel(gm)
+    [report] = await fake.wait_for("POST", rf"/channels/{dm.id}/messages")
+    assert report.json["content"].startswith(f"Debug report for <#{cid}>:\n```\nagent: narrative")
+    assert "discover_secret(secret='green-glimmer')" in report.json["content"]
+    public = [c.json.get("content") or "" for c in fake.calls("POST", rf"/channels/{cid}/messages")]
+    assert not any("green-glimmer" in text or "agent: narrative" in text for text in [*public, reply["content"]])
+    await bot.engine.create_character(cid, str(gm.id), "Gwen", "cleric")
+    model.add("Gulls.")  # an admin's own /act with debug: the report comes under it, privately
+    asked = await fake.interaction("act", {"action": "I look around.", "debug": True}, user=gm)
+    followups = await asked.wait_followups(2)
+    assert followups[-1]["content"].startswith("```\nagent: narrative") and followups[-1]["flags"] & 64
+    assert len(fake.calls("POST", rf"/channels/{dm.id}/messages")) == 1

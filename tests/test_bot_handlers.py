@@ -125,14 +125,12 @@ async def test_model_text_cannot_ping(bot):
     assert kwargs["allowed_mentions"].users is False
 
 
-async def test_debug_mode_adds_the_engines_workings(bot):
-    await bot.engine.set_debug(CHANNEL, True)
+async def test_debug_mode_never_posts_its_report_in_the_channel(bot):
+    await bot.engine.set_debug(CHANNEL, True)  # on by no one (as the config turns it on): the report stays private
     bot.table.model.add("<roll>1d6</roll>", " Done.")
     i = interaction(bot)
     await PlayCog(bot).act.callback(PlayCog(bot), i, "I roll.")
-    report = i.channel.sent.texts()[-1]
-    assert report.startswith("```") and "agent: narrative" in report and "ok  roll(expression='1d6')" in report
-    assert "model scripted/" in report
+    assert not any("agent: narrative" in t for t in [*i.channel.sent.texts(), *(c for c, _ in i.followup.sent)])
 
 
 async def test_roll_transformer_rolls_and_refuses_nonsense_kindly(bot):
@@ -313,7 +311,9 @@ async def test_act_with_debug_is_for_admins_and_shows_the_workings_for_that_acti
                                  guild_permissions=discord.Permissions(manage_guild=True), roles=[])
     bot.table.model.add("Gulls wheel overhead.")
     await PlayCog(bot).act.callback(PlayCog(bot), admin, "I look around.", True)
-    assert admin.channel.sent.texts()[-1].startswith("```\nagent: narrative")  # the debug report, this action only
+    report, sent = admin.followup.sent[-1]  # the debug report, this action only, to the admin who asked
+    assert report.startswith("```\nagent: narrative") and sent["ephemeral"]
+    assert not any("agent: narrative" in t for t in admin.channel.sent.texts())
     assert not await bot.engine.debug(CHANNEL)
 
 

@@ -118,9 +118,17 @@ async def test_lore_tied_to_a_secret_reaches_those_who_know_it_and_everyone_once
     question = "what is the green glow pulsing below the north cliff after dark?"
     await lore_table.turn(f"I ask around: {question}", "Nobody knows.")
     assert "watched it twice" not in lore_table.model.requests[-1].context  # the narrator: not discovered yet
-    await lore_table.turn(f"@Ysolde {question}", "\"I have seen it,\" she says.")
+    def telling(request):
+        n = number_of(request.context, "The Brine Cup › The Green Glow")
+        return f"\"I have seen it [{n}],\" she says."
+
+    told = await lore_table.turn(f"@Ysolde {question}", telling)
     npc = lore_table.model.requests[-1]
     assert npc.agent is AgentType.NPC and "watched it twice" in npc.context  # Ysolde knows green-glimmer
+    assert told.sources == [] and told.reply == "\"I have seen it,\" she says."  # its title is not named to players
+    session = await lore_table.engine.session(CHANNEL)
+    assert [r["sources"] for r in await lore_table.store.turns(session.id)][-1][0].startswith(
+        "adventure:saltmere-lantern:the-brine-cup.the-green-glow")  # the record keeps the citation
     await lore_table.turn("@Ysolde Will you tell me what you saw?", '<discover_secret secret="green-glimmer"/>',
                           " \"A green glow below the cliff.\"")  # she tells it: a check finds it otherwise (DC 12)
     await lore_table.turn(f"Now, {question}", "It is the glow you saw.")

@@ -68,11 +68,13 @@ class AdminCog(commands.GroupCog, group_name="gm-admin", group_description="Game
                                                     ephemeral=True)
 
     @app_commands.command(name="debug")
-    @app_commands.describe(mode="on: show agents, tool calls and token use after each reply in this channel")
+    @app_commands.describe(mode="on: send you (privately) the agents, tool calls and token use after each reply here")
     async def debug(self, interaction: discord.Interaction, mode: Literal["on", "off"]) -> None:
-        """Show or hide the engine's workings after each reply here."""
-        await self.bot.engine.set_debug(str(interaction.channel_id), mode == "on")
-        await self._say(interaction, f"Debug output is {mode} in this channel.")
+        """Send yourself the engine's workings after each reply here (by direct message: they name secrets)."""
+        await self.bot.engine.set_debug(str(interaction.channel_id), mode == "on", str(interaction.user.id))
+        await self._say(interaction, "Debug is on in this channel: after each reply its report (agents, tool calls, "
+                                     "tokens; it names secrets not yet found) comes to you by direct message, never "
+                                     "to the channel." if mode == "on" else "Debug is off in this channel.")
 
     @app_commands.command(name="feedback")
     async def feedback(self, interaction: discord.Interaction) -> None:

@@ -5,8 +5,9 @@ is scope `world`. Each heading section of a Markdown file is a slice, addressed 
 the slugs of its heading path joined by dots (`gannet-rock-lighthouse.the-great-lens`). A heading ending in
 "(GM only)", or a file whose front matter says `visibility: gm`, is for the Game Master alone, with everything
 under it; "(GM only: cask-door)" ties the section to the adventure's secret `cask-door`: NPCs who know that
-secret may read it, and so may everyone once the party has discovered it. Text files are one slice; a PDF is a slice per page. A file that cannot be read is reported, by name,
-and skipped; the rest still ingests.
+secret may read it, and so may everyone once the party has discovered it. A marking the parser is not sure of is
+read as GM-only and reported (marking.py). Text files are one slice; a PDF is a slice per page. A file that cannot
+be read is reported, by name, and skipped; the rest still ingests.
 """
 
 from __future__ import annotations
@@ -16,15 +17,18 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import marking as marks
+from .marking import Marking
+
 Scope = str  # "adventure" or "world"
 SUFFIXES = (".md", ".markdown", ".txt", ".pdf")
 MAX_FILE_BYTES = 8 * 1024 * 1024  # a lore file larger than this is a mistake (a dump, a binary), not lore
 CHUNK_TOKENS = 200  # target size of a chunk, in estimated tokens (about four characters each)
 MAX_CHUNK_TOKENS = 300
 
-_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
-_FENCE = re.compile(r"^(```|~~~)")
-_GM_MARK = re.compile(r"\s*[\(\[]\s*gm[ -]?only(?:\s*:\s*([a-z0-9][a-z0-9_-]*))?\s*[\)\]]\s*$", re.I)
+_HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")  # CommonMark: up to 3 spaces before
+_SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _SLUG = re.compile(r"[^a-z0-9]+")
 _SENTENCE = re.compile(r"(?<=[.!?…])[\"'”’)\]]*\s+(?=[A-Z0-9\"'“‘(\[])")
 
@@ -91,6 +95,12 @@ class CorpusFile:
     ref: str
     digest: str = ""
     sections: list[Section] = field(default_factory=list)
+    root: Path | None = None  # the folder its scope and ref start at (where folder rules are looked for)
+    secrets: set[str] | None = None  # the secret ids its sections may be tied to (None: not known, not checked)
+
+    @property
+    def where(self) -> str:
+        return f"adventure '{self.ref}'" if self.scope == "adventure" else f"the adventures set in world '{self.ref}'"
 
 
 @dataclass
@@ -115,7 +125,7 @@ def find_files(corpus_dir: Path) -> list[CorpusFile]:
     for root, scope, ref in roots:
         for path in sorted(root.rglob("*")):
             if path.is_file() and path.suffix.lower() in SUFFIXES and not path.name.startswith("."):
-                found.append(CorpusFile(path, path.relative_to(corpus_dir).as_posix(), scope, slug(ref) or ref))
+                found.append(CorpusFile(path, path.relative_to(corpus_dir).as_posix(), scope, slug(ref) or ref, root=root))
     return found
 
 
@@ -131,7 +141,7 @@ def read_file(file: CorpusFile, problems: list[Problem]) -> bool:
     except OSError as exc:
         problems.append(Problem(file.source, f"cannot be read: {exc.strerror or exc}."))
         return False
-    file.digest = hashlib.sha256(data).hexdigest()
+    marking = marks.beside(file.path, file.root, file.secrets, file.where) if file.root is not None else Marking()
     if file.path.suffix.lower() == ".pdf":
         pages = _pdf_sections(file, data, problems)
         if pages is None:
@@ -147,68 +157,126 @@ def read_file(file: CorpusFile, problems: list[Problem]) -> bool:
             problems.append(Problem(file.source, f"is not UTF-8 text (byte {exc.start}); save it as UTF-8."))
             return False
         if file.path.suffix.lower() == ".txt":
-            file.sections = _text_sections(file, text)
+            file.sections = _text_sections(file, text, marking)
         else:
-            file.sections = markdown_sections(file, text, problems)
+            file.sections = markdown_sections(file, text, problems, marking)
+    for section in file.sections:  # the rules beside the file hold for all of it
+        if marking.gm:
+            section.gm_only = True
+            section.secret = section.secret or marking.secret
+    for line, message in marking.problems or []:
+        problems.append(Problem(file.source, f"line {line}: {message}" if line else message))
+    file.digest = hashlib.sha256(data + marking.key().encode()).hexdigest()
     if not any(s.text.strip() for s in file.sections):
         problems.append(Problem(file.source, "is empty: there is no text to learn from."))
         return False
     return True
 
 
-def markdown_sections(file: CorpusFile, text: str, problems: list[Problem]) -> list[Section]:
-    """Split Markdown at its headings; each heading's own text is a section."""
+def markdown_sections(file: CorpusFile, text: str, problems: list[Problem], marking: Marking | None = None) -> list[Section]:
+    """Split Markdown at its headings (ATX `## Title`, and Setext: a line underlined with === or ---); each
+    heading's own text is a section. GM markings are read strictly; whatever only looks like one makes the rest
+    of the file GM-only and is noted in `marking` (a fresh one when not given, its notes added to problems)."""
+    own = marking is None
+    marking = marking or Marking()
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    gm_file, start = _front_matter(lines)
+    start = marks.front_matter(lines, marking, file.secrets, file.where)
     sections: list[Section] = []
     path: list[tuple[int, str, bool, str | None]] = []  # (level, heading, gm_only, secret) from the top down
     body: list[str] = []
     body_line = start + 1
-    fenced = False
+    fence: str | None = None  # the open code fence's characters
+    fence_line = 0
+    locked = False  # a marking not understood was seen: all from there on is GM-only
     headings = 0
 
     def close() -> None:
         content = "\n".join(body).strip()
+        gm = marking.gm or locked
         if path:
             heading = [h for _, h, _, _ in path]
             secret = next((sec for _, _, _, sec in reversed(path) if sec), None)
             sections.append(Section(file.scope, file.ref, ".".join(slug(h) or "section" for h in heading), heading,
-                                    content, gm_file or any(g for _, _, g, _ in path), file.source, body_line, secret))
+                                    content, gm or any(g for _, _, g, _ in path), file.source, body_line, secret))
         elif content:
-            sections.append(_untitled(file, content, gm_file, body_line))
+            sections.append(_untitled(file, content, gm, body_line))
 
-    for number, line in enumerate(lines[start:], start + 1):
-        if _FENCE.match(line.strip()):
-            fenced = not fenced
-        m = None if fenced else _HEADING.match(line)
-        if m is None:
-            body.append(line)
-            continue
+    def lock(number: int, line: str, why: str) -> None:
+        nonlocal locked
+        locked = True
+        if marking.gm:  # the whole file is GM-only already: nothing to hide, nothing to report
+            return
+        shown = " ".join(line.split())
+        marking.note(number, f"'{shown[:60]}' looks like a GM-only marking {why}, so from here to the end of the "
+                             f"file all is treated as GM-only. Mark a section with a heading ending in '(GM only)' "
+                             f"(or '(GM only: secret-id)'), at the start of the line.")
+
+    def heading(level: int, title: str, number: int) -> None:
+        nonlocal body, body_line, headings
         close()
         headings += 1
-        level, title = len(m.group(1)), m.group(2).strip()
-        mark = _GM_MARK.search(title)
-        title = _GM_MARK.sub("", title).strip() or "Untitled"
+        mark = marks.STRICT.search(title)
+        secret = mark.group(1).lower() if mark and mark.group(1) else None
+        gm = mark is not None
+        clean = marks.STRICT.sub("", title).strip()
+        if mark is None and marks.LOOSE.search(title):
+            gm = True
+            clean = re.sub(r"\s*[\(\[][^\)\]]*[\)\]]", "", marks.LOOSE.sub("", title)).strip(" -—:") or "Untitled"
+            marking.note(number, f"the heading '{title[:60]}' looks marked for the GM, but not as Lorekeeper reads "
+                                 f"it (the mark must end the heading); it is treated as GM-only. Write "
+                                 f"'{'#' * level} {clean} (GM only)'.")
+        if secret is not None:
+            said = marks.check_secret(secret, file.secrets, file.where)
+            if said is not None:
+                marking.note(number, said)
+                secret = None
         while path and path[-1][0] >= level:
             path.pop()
-        path.append((level, title, mark is not None, mark.group(1).lower() if mark and mark.group(1) else None))
+        path.append((level, clean or "Untitled", gm, secret))
         body, body_line = [], number
+
+    for number, line in enumerate(lines[start:], start + 1):
+        opened = _FENCE.match(line)
+        if fence is not None:
+            if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence) \
+                    and not line.strip()[len(opened.group(1)):].strip():
+                fence = None
+            elif marks.loose_line(line) and not locked:
+                lock(number, line, "inside a code block")
+            body.append(line)
+            continue
+        if opened:
+            fence, fence_line = opened.group(1), number
+            body.append(line)
+            continue
+        m = _HEADING.match(line)
+        if m is not None:
+            heading(len(m.group(1)), (m.group(2) or "").strip(), number)
+            continue
+        underline = _SETEXT.match(line)
+        if underline and body and body[-1].strip() and not _FENCE.match(body[-1]):
+            title = body.pop().strip()
+            heading(1 if underline.group(1)[0] == "=" else 2, title, number - 1)
+            body_line = number
+            continue
+        titled = bool(line.strip()) and number < len(lines) and _SETEXT.match(lines[number]) is not None
+        if marks.loose_line(line) and not locked and not titled:  # a Setext heading's title is read as one, below
+            where = "in an indented line (a code block to Markdown)" if line.startswith(("    ", "\t")) else \
+                "in the text"
+            lock(number, line, where)
+        body.append(line)
+    if fence is not None:
+        locked = True
+        marking.note(fence_line, f"a code block opened with {fence} is never closed, so everything after it is read "
+                                 f"as its text and treated as GM-only. Close it with a {fence} line.")
     close()
     if not headings and sections:
         problems.append(Problem(file.source, "has no headings: it is one slice named after the file. "
                                              "Give it '# Title' and '## Section' headings to address its parts."))
+    if own:
+        for line, message in marking.problems or []:
+            problems.append(Problem(file.source, f"line {line}: {message}" if line else message))
     return sections  # a heading with no text of its own is kept: its address still names its subsections
-
-
-def _front_matter(lines: list[str]) -> tuple[bool, int]:
-    """Whether a leading `---` block marks the whole file GM-only, and the first line after it."""
-    if not lines or lines[0].strip() != "---":
-        return False, 0
-    for i, line in enumerate(lines[1:40], 1):
-        if line.strip() == "---":
-            block = "\n".join(lines[1:i]).lower()
-            return bool(re.search(r"^\s*(visibility|audience)\s*:\s*[\"']?gm", block, re.M)), i + 1
-    return False, 0
 
 
 def _untitled(file: CorpusFile, text: str, gm: bool, line: int = 1) -> Section:
@@ -216,8 +284,17 @@ def _untitled(file: CorpusFile, text: str, gm: bool, line: int = 1) -> Section:
     return Section(file.scope, file.ref, slug(stem) or "untitled", [stem], text, gm, file.source, line)
 
 
-def _text_sections(file: CorpusFile, text: str) -> list[Section]:
-    return [_untitled(file, text.replace("\r\n", "\n").strip(), False)]
+def _text_sections(file: CorpusFile, text: str, marking: Marking) -> list[Section]:
+    """A text file is one slice; front matter at its top marks it as in Markdown, and any line that looks like
+    a marking makes all of it GM-only (reported)."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    start = marks.front_matter(lines, marking, file.secrets, file.where)
+    loose = next((n for n, line in enumerate(lines[start:], start + 1) if marks.loose_line(line)), None)
+    if loose is not None and not marking.gm:
+        marking.gm = True
+        marking.note(loose, "looks like a GM-only marking in the text, so the whole file is treated as GM-only. "
+                            "Mark a text file with front matter on its first lines: '---', 'visibility: gm', '---'.")
+    return [_untitled(file, "\n".join(lines[start:]).strip(), marking.gm, start + 1)]
 
 
 def _pdf_sections(file: CorpusFile, data: bytes, problems: list[Problem]) -> list[Section] | None:
@@ -293,7 +370,11 @@ def read_corpus(corpus_dir: Path) -> tuple[list[CorpusFile], list[Problem]]:
     """Every readable lore file with its sections; duplicate slice names within a scope and ref are reported
     (the later file's section is left out) so that every address means one thing."""
     problems: list[Problem] = []
-    files = [f for f in find_files(corpus_dir) if read_file(f, problems)]
+    secrets = marks.adventure_secrets(corpus_dir)
+    found = find_files(corpus_dir)
+    for f in found:
+        f.secrets = secrets.get((f.scope, f.ref))  # None: no adventure here to check its ties against
+    files = [f for f in found if read_file(f, problems)]
     seen: dict[str, str] = {}
     for f in files:
         kept = []

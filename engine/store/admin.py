@@ -18,10 +18,15 @@ class AdminRecords:
         return None if on is None else bool(on)
 
     @writes
-    def set_debug(self, channel_id: str, on: bool) -> Op[None]:
-        yield run("INSERT INTO channel_settings (channel_id, debug, debug_set) VALUES (?, ?, ?) "
-                  "ON CONFLICT(channel_id) DO UPDATE SET debug = excluded.debug, debug_set = excluded.debug_set",
-                  channel_id, int(on), int(on))
+    def set_debug(self, channel_id: str, on: bool, by: str | None = None) -> Op[None]:
+        yield run("INSERT INTO channel_settings (channel_id, debug, debug_set, debug_by) VALUES (?, ?, ?, ?) "
+                  "ON CONFLICT(channel_id) DO UPDATE SET debug = excluded.debug, debug_set = excluded.debug_set, "
+                  "debug_by = excluded.debug_by", channel_id, int(on), int(on), by if on else None)
+
+    @reads
+    def debug_reader(self, channel_id: str) -> Op[str | None]:
+        """Who reads this channel's debug reports: the admin who turned debug on (None: nobody chose one)."""
+        return (yield value("SELECT debug_by FROM channel_settings WHERE channel_id = ?", channel_id))
 
     @reads
     def sources(self, channel_id: str) -> Op[bool | None]:

@@ -146,6 +146,10 @@ MIGRATIONS: list[tuple[int, str, str]] = [
             vector BLOB NOT NULL
         )
     """),
+    # Debug mode's report names undiscovered secrets: it goes privately to the admin who turned it on, not the channel.
+    (13, "debug_reader", """
+        ALTER TABLE channel_settings ADD COLUMN debug_by TEXT  -- the user id of the admin who turned debug on
+    """),
 ]
 
 MIGRATIONS_TABLE = ("CREATE TABLE IF NOT EXISTS migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, "
