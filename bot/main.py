@@ -37,6 +37,12 @@ async def run_bot(settings: Settings) -> None:
             except (aiohttp.ClientError, OSError) as exc:
                 raise ConfigError(f"Discord cannot be reached ({type(exc).__name__}: {exc}). Check the network, "
                                   "or play offline with `lorekeeper play`.") from exc
+            except discord.GatewayNotFound as exc:
+                cause = exc.__cause__
+                said = (f"HTTP {cause.status}: {cause.text or cause.response.reason}" if isinstance(cause, discord.HTTPException)
+                        else type(cause).__name__ if cause is not None else "no answer")
+                raise ConfigError(f"Discord would not say where to connect (GET /gateway/bot answered {said}): check "
+                                  f"DISCORD_TOKEN and the network, or play offline with `lorekeeper play`.") from exc
             except discord.PrivilegedIntentsRequired as exc:
                 raise ConfigError("Turn on the Message Content intent for the bot in the Discord developer portal "
                                   "(Bot → Privileged Gateway Intents): plain messages in a game are actions.") from exc

@@ -273,6 +273,25 @@ async def test_a_refused_token_is_a_clear_message(tmp_path, fake, monkeypatch):
     assert "refused the token" in err.value.message and ".env.example" in err.value.message and "lorekeeper play" in err.value.message
 
 
+@pytest.mark.parametrize("status", [401, 403, 404])
+async def test_a_failed_gateway_lookup_is_one_sentence(tmp_path, fake, monkeypatch, status):
+    from bot.main import run_bot
+    from engine import ConfigError
+    from tests.fake_llm_server import FakeLLMServer, agents_config
+
+    fake.fail("GET", "/gateway/bot", status=status, times=5)
+    async with FakeLLMServer(api_key="k", models=("gpt-test",)) as llm:
+        monkeypatch.setenv("OPENAI_BASE_URL", llm.url + "/v1")
+        monkeypatch.setenv("OPENAI_API_KEY", "k")
+        monkeypatch.setenv("LOREKEEPER_CONFIG", str(agents_config(tmp_path)))
+        monkeypatch.setenv("DISCORD_TOKEN", fake.token)
+        with pytest.raises(ConfigError) as err:
+            await asyncio.wait_for(run_bot(load_settings(db=tmp_path / "t.db")), 20)
+    message = err.value.message
+    assert message.startswith("Discord would not say where to connect") and "\n" not in message
+    assert f"HTTP {status}" in message and "lorekeeper play" in message
+
+
 async def test_a_missing_token_is_a_clear_message(tmp_path):
     from bot.main import run_bot
     from engine import ConfigError

@@ -110,3 +110,25 @@ def test_the_engine_never_imports_discord():
             names = ([a.name for a in node.names] if isinstance(node, ast.Import)
                      else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
             assert not any(n == "discord" or n.startswith("discord.") for n in names), f"{name} imports discord"
+
+
+def test_every_folder_of_code_or_data_is_declared_so_pip_ships_it_without_a_warning():
+    """setuptools warns (a box of asterisks at `pip install`) for a folder Python can import that `packages` does
+    not name, and a data file no `package-data` pattern matches is left out of the wheel."""
+    import fnmatch
+    import tomllib
+
+    root = Path(__file__).parent.parent
+    tool = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]
+    packages, data = set(tool["packages"]), tool["package-data"]
+    for top in ("engine", "bot"):
+        for folder in [root / top, *(p for p in (root / top).rglob("*") if p.is_dir() and p.name != "__pycache__")]:
+            files = [f for f in folder.iterdir() if f.is_file() and f.suffix != ".pyc"]
+            if not files:
+                continue
+            name = ".".join(folder.relative_to(root).parts)
+            assert name in packages, f"{name} is not in [tool.setuptools] packages"
+            for f in files:
+                if f.suffix != ".py":
+                    assert any(fnmatch.fnmatch(f.name, pattern) for pattern in data.get(name, [])), \
+                        f"{f.relative_to(root)} matches no [tool.setuptools.package-data] pattern of {name}"
