@@ -333,6 +333,22 @@ def test_analyze_prints_tools_suggestions_verifier_and_tokens(tmp_path, capsys):
         assert exc.code == 2 and "is not a day like" in capsys.readouterr().err
 
 
+def test_the_terminal_shows_no_raw_markdown_when_it_reprints_or_resumes(tmp_path, capsys):
+    told = "**Fog** rolls in. ~~No~~ one comes.\n\n| Boat | Crew |\n|---|---|\n| Gull | 3 |\n\nSee [the chart](chart.png)."
+    script = tmp_path / "md.yaml"
+    script.write_text(yaml.safe_dump({"character": {"name": "Aria", "class": "fighter"}, "steps": [
+        {"say": "I look out.", "replies": [told]}, {"say": "I wait.", "replies": ["*Gulls* cry."]}, {"say": "/undo"}]}))
+    code, out, err = play(tmp_path, capsys, "--script", str(script), "--game", "md")
+    assert code == 0, err
+    reprinted = out.split("Undone: 1 turn.")[1]
+    assert "Fog rolls in. No one comes." in reprinted and "Boat │ Crew" in reprinted and "Gull │ 3" in reprinted
+    assert "the chart (chart.png)" in reprinted and not set("*~|[") & set(reprinted.replace("Undone", ""))
+    script.write_text(yaml.safe_dump({"steps": [{"say": "/status"}]}))
+    code, out, err = play(tmp_path, capsys, "--script", str(script), "--game", "md")
+    resumed = out.split("Resuming")[1].split("/status")[0]
+    assert code == 0 and "Fog rolls in." in resumed and not set("*~|[") & set(resumed), resumed
+
+
 def test_the_terminal_undoes_and_retries_turns(tmp_path, capsys):
     script = tmp_path / "undo.yaml"
     script.write_text("""
@@ -451,6 +467,16 @@ async def test_keyboard_turns_stream_and_a_failed_turn_still_ends_its_line(tmp_p
         await terminal.handle("I open the door.")
         assert "".join(written).endswith("The door \n")  # the half-told line is ended before the apology
         assert any("nothing" in line.lower() or "again" in line.lower() for line in printed[-2:])
+        assert any("quill snaps" in line for line in printed) and not any("*" in line for line in printed)
+        for replies in (["\n\n  The gulls cry. The tide turns slowly in the harbour."],  # starts with whitespace
+                        ["<roll>1d20</roll>", "\n The gulls cry over the harbour."],  # starts with a tag
+                        ["  <roll>1d20</roll>", "   The gulls cry over the harbour."]):
+            written.clear()
+            model.add(*replies)
+            await terminal.handle("I listen again.")
+            streamed = "".join(written)
+            assert "starting that again" not in streamed and streamed.count("GM:") == 1, streamed
+            assert "\n  The gulls cry" in streamed, streamed
 
 
 def test_keyboard_play_logs_to_a_file_not_the_game_screen(tmp_path, capsys, monkeypatch):
@@ -624,15 +650,6 @@ def test_spells_cast_at_the_keyboard_and_shown_on_the_sheet(tmp_path, capsys):
     assert "Bo has no 3rd-level spell slots. Slots left: 1st 1/2." in out and "Say what to cast: /cast fire bolt" in out
     assert "Intelligence · spell attack +5 · save DC 13 · slots 1st 1/2 Cantrips: Fire Bolt, Mage Hand, Light " \
            "Prepared: Magic Missile (1st), Shield (1st), Mage Armor (1st), Sleep (1st)" in out
-
-
-def test_every_package_is_listed_for_the_wheel():
-    """pyproject lists packages by name: one left out installs fine in editable mode and is missing from a wheel."""
-    import tomllib
-    root = Path(__file__).resolve().parent.parent
-    listed = set(tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
-    found = {".".join(p.parent.relative_to(root).parts) for top in ("engine", "bot") for p in (root / top).rglob("__init__.py")}
-    assert found == listed
 
 
 async def test_undo_at_the_keyboard_asks_before_taking_back_your_own_rest(tmp_path):

@@ -17,6 +17,10 @@ SAMPLES = [
     "**never closed\nthe next line is plain",
     "`<roll>` is written *literally* in `code`",
     "***both at once*** then plain",
+    "| Item | Cost |\n|:---|---:|\n| **rope** | 1 gp |\n  | lamp | 5 sp |\nAfter the table.",
+    "See [the harbour map](https://example.org/map) and [Saltmere](Saltmere), not [1] or [a note] (aside).",
+    "The ~~old~~ new lantern, ~ a tilde, `~~code~~`.",
+    "Red \x1b[31mwords\x1b[0m, a title \x1b]0;pwned\x07 here, \x9b2J and \x1bc done.",
 ]
 
 
@@ -48,7 +52,18 @@ def test_nothing_the_model_writes_can_steer_the_terminal():
     hostile = "Hello\x1b[2J\x1b]0;pwned\x07 there\rOVER\x9b31m\x08 end"
     out = fed(hostile, True, 3)
     assert "\x1b[2J" not in out and "\x07" not in out and "\r" not in out and "\x9b" not in out and "\x08" not in out
-    assert visible(out) == "Hello[2J]0;pwned thereOVER31m end"
+    assert visible(out) == "Hello thereOVER end"  # whole sequences go: no "[2J" left on the screen
+
+
+def test_tables_links_and_strikethrough_show_without_markdown():
+    plain = [fed(t, False, 3) for t in SAMPLES[6:]]
+    assert plain[0] == "Item │ Cost\nrope │ 1 gp\nlamp │ 5 sp\nAfter the table."  # the rule row is gone
+    assert plain[1] == ("See the harbour map (https://example.org/map) and Saltmere, not [1] or [a note] (aside).")
+    assert plain[2] == "The old new lantern, ~ a tilde, ~~code~~."
+    assert plain[3] == "Red words, a title  here,  and  done."
+    assert "\x1b[9mold\x1b[0m" in fed(SAMPLES[8], True, 2)  # struck through where the terminal can
+    half = Markdown(False)  # an escape sequence cut by the stream leaves nothing either
+    assert half.feed("a \x1b[3") + half.feed("1mred") + half.flush() == "a red"
 
 
 def test_wrapping_never_cuts_a_word_and_colour_codes_take_no_room():

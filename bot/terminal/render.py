@@ -18,7 +18,16 @@ if TYPE_CHECKING:
 
 # Anything but a newline or a tab that could steer the terminal (escape sequences, carriage returns, bells):
 # the model's text is untrusted and must not move the cursor, clear the screen or retitle the window.
+# A whole escape sequence goes, not only its ESC (which left "[31m" on the screen): CSI (also as the one-byte
+# \x9b), OSC and the like ended by BEL or ST, and two-character escapes.
+_SEQUENCE = re.compile(r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]|(?:\x1b[\]P^_X]|[\x90\x9d\x9e\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)"
+                       r"|\x1b[ -/]*[0-~]")
+# The start of a sequence that more text may finish: held back while streaming.
+_OPEN_SEQUENCE = re.compile(r"(?:(?:\x1b\[|\x9b)[0-?]*[ -/]*|(?:\x1b[\]P^_X]|[\x90\x9d\x9e\x9f])[^\x07\x1b\x9c]*\x1b?|\x1b[ -/]*)$")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_TABLE_RULE = re.compile(r" {0,3}\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*")
+_LINK = re.compile(r"\[([^\]\n]{1,200})\]\(([^)\s]{0,300})\)")
+_MAYBE_LINK = re.compile(r"\[[^\]\n]{0,200}(?:\](?:\([^)\s]{0,300})?)?")
 _LINE_OPENING = re.compile(r"( {0,6})(?:([-*+]) |(#{1,6}) |>(?: |(?=[^ \n])))")
 _MAYBE_OPENING = re.compile(r" {0,6}(?:[-*+]|#{1,6}|>)?")  # what may still become an opening with more text
 _TOKEN = re.compile(r"\x1b\[[0-9;]*m|\n| |[^\x1b\n ]+")
@@ -26,8 +35,8 @@ _SGR = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def clean(text: str) -> str:
-    """Text without anything that could steer the terminal."""
-    return _CONTROL.sub("", text)
+    """Text without anything that could steer the terminal (whole escape sequences, then stray control bytes)."""
+    return _CONTROL.sub("", _SEQUENCE.sub("", text))
 
 
 def screen_width() -> int:
@@ -43,33 +52,63 @@ class Markdown:
     def __init__(self, ansi: bool) -> None:
         self.ansi = ansi
         self.pending = ""
-        self.bold = self.code = self.heading = False
+        self.bold = self.code = self.heading = self.struck = False
         self.italic = ""  # the marker that opened italics ("*" or "_"), or ""
         self.line_start = True
         self.prev = " "  # the last character shown, for word-boundary tests
+        self.raw = ""  # an escape sequence begun at the end of what came, until the rest comes
 
     def feed(self, text: str) -> str:
-        self.pending += _CONTROL.sub("", text.replace("\r\n", "\n"))
+        self.raw += text.replace("\r\n", "\n")
+        held = _OPEN_SEQUENCE.search(self.raw[-400:])
+        cut = len(self.raw) - (len(held.group(0)) if held and held.group(0) else 0)
+        self.pending += clean(self.raw[:cut])
+        self.raw = self.raw[cut:]
         return self._drain(final=False)
 
     def flush(self) -> str:
+        self.pending += clean(self.raw)  # a sequence never finished: its bytes go, not shown
+        self.raw = ""
         return self._drain(final=True) + self._end_line()
 
     def _style(self) -> str:
         if not self.ansi:
             return ""
-        codes = [c for c, on in (("1", self.bold or self.heading), ("3", self.italic), ("36", self.code)) if on]
+        codes = [c for c, on in (("1", self.bold or self.heading), ("3", self.italic), ("9", self.struck),
+                                 ("36", self.code)) if on]
         return "\x1b[0m" + (f"\x1b[{';'.join(codes)}m" if codes else "")
 
     def _end_line(self) -> str:
-        styled = self.bold or self.heading or self.italic or self.code
-        self.bold = self.code = self.heading = False
+        styled = self.bold or self.heading or self.italic or self.code or self.struck
+        self.bold = self.code = self.heading = self.struck = False
         self.italic = ""
         return "\x1b[0m" if styled and self.ansi else ""
+
+    def _table_row(self, line: str) -> str | None:
+        """A Markdown table's row as the terminal shows it (cells between rules, no pipes at the ends); None for
+        the rule under its header, which is not shown."""
+        if _TABLE_RULE.fullmatch(line):
+            return None
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        return " │ ".join(cells)
 
     def _drain(self, final: bool) -> str:
         s, out, i, n = self.pending, [], 0, len(self.pending)
         while i < n:
+            if self.line_start and s[i:i + 4].lstrip(" ").startswith("|"):
+                end = s.find("\n", i)
+                if end < 0 and not final:
+                    break  # a table's row is shown whole: its rule is left out, its pipes become rules
+                end = n if end < 0 else end
+                row = self._table_row(s[i:end])
+                if row is None:  # the rule: its line goes, newline and all
+                    s = s[:i] + s[end + 1:]
+                    n = len(s)
+                    continue
+                s = s[:i] + row + s[end:]
+                n = len(s)
+                self.line_start, self.prev = False, " "
+                continue
             if self.line_start:
                 rest = s[i:]
                 opening = _LINE_OPENING.match(rest)
@@ -99,6 +138,23 @@ class Markdown:
                 out.append(self._style())
                 i += 1
                 continue
+            if not self.code and c == "[":
+                link = _LINK.match(s, i)
+                if link is None and not final and _MAYBE_LINK.fullmatch(s, i):
+                    break  # "[the map](" so far: a link, or only brackets? The next characters decide
+                if link is not None:  # [text](url): the text, and where it leads unless that is the text
+                    text, url = link.groups()
+                    shown = text if not url or url == text else f"{text} ({url})"
+                    s = s[:i] + shown.replace("[", "(").replace("]", ")") + s[link.end():]
+                    n = len(s)
+                    continue
+            if not self.code and c == "~" and s.startswith("~~", i):
+                self.struck = not self.struck
+                out.append(self._style())
+                i += 2
+                continue
+            if not self.code and c == "~" and i + 1 >= n and not final:
+                break  # "~" at the end: the first of "~~"?
             if self.code or c not in "*_":
                 out.append(c)
                 self.prev = c
@@ -190,6 +246,8 @@ def wrap(text: str, indent: str = "") -> str:
 
 def rendered(text: str, ansi: bool, indent: str = "  ") -> str:
     """A whole reply as the terminal shows it: Markdown rendered, wrapped and indented."""
+    if not text.strip():
+        return ""
     markdown, wrapper = Markdown(ansi), Wrapper(indent)
     return indent + wrapper.feed(markdown.feed(text) + markdown.flush()) + wrapper.flush()
 

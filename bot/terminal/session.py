@@ -88,11 +88,11 @@ class Terminal(Seat):
             if unused:
                 self.out(wrap(f"({' and '.join(unused)} only shape{'s' if len(unused) == 1 else ''} a new game: "
                               f"this one resumed. /new starts a new one; --game NAME keeps another.)"))
-            self.out(wrap(await self.last_narration(), "  "))
+            self.out(rendered(await self.last_narration(), self.color))
         except NoGameRunning:
             state, intro = await self.engine.start_game(self.channel, adventure=adventure)
             self.out(f"=== {state.title} ===\n")
-            self.out(wrap(intro, "  "))
+            self.out(rendered(intro, self.color))
         # A line typed last time that the program stopped before answering (a crash, a kill): say so once.
         for lost in await self.engine.recover_interrupted(lambda channel_id, _guild: channel_id == self.channel):
             self.out("\n" + wrap(interrupted_notice(lost)))
@@ -161,8 +161,8 @@ class Terminal(Seat):
                     await command(rest.strip())
             else:
                 await self.play(line)
-        except GameError as exc:
-            self.out(wrap(exc.message))
+        except GameError as exc:  # the apology is the GM's voice, in Markdown: shown as the story is
+            self.out(rendered(exc.message, self.color, indent=""))
         return True
 
     async def play(self, line: str, retry: bool = False) -> None:
@@ -238,7 +238,7 @@ class Terminal(Seat):
         state = undone.state
         self.out(wrap(f"Undone: {undone.turns} turn{'s' if undone.turns > 1 else ''}. Back at turn {state.turn}, "
                       f"at {state.location().name}."))
-        self.out(wrap(await self.last_narration(), "  "))
+        self.out(rendered(await self.last_narration(), self.color))
 
     async def cmd_new(self, _: str) -> None:
         """`/new`: end this game (its log is kept) and start a new one, with a new character."""
@@ -251,7 +251,7 @@ class Terminal(Seat):
         await self.engine.end_game(self.channel)
         state, intro = await self.engine.start_game(self.channel, adventure=self.adventure)
         self.out(f"=== {state.title} ===\n")
-        self.out(wrap(intro, "  "))
+        self.out(rendered(intro, self.color))
         if self.ask is None and old is not None:  # a script has no keyboard: the same character again
             self.species, self.background = old.species, old.background
             await self.ensure_character(old.name, old.char_class)
@@ -276,15 +276,18 @@ class Stream:
         self.write(self.THINKING)
 
     def show(self, speaker: str, text: str) -> None:
-        if not text.strip() and self.speaker is None:
+        # Leading whitespace (or what a tag at the start left) is never shown: compared as shown, stripped, so
+        # that one reply is one stream.
+        text = text.lstrip()
+        if not text and self.speaker is None:
             return
         if self.speaker is None:
             self.speaker = speaker
             self.write("\r" + " " * len(self.THINKING) + f"\r\n{bold(clean(speaker), self.ansi)}:\n  ")
-            text, self.shown = text.lstrip(), ""
+            self.shown = ""
         elif not text.startswith(self.shown):
             self.write(self._settle() + "\n  (… starting that again)\n  ")
-            text, self.shown = text.lstrip(), ""
+            self.shown = ""
         self.write(self.wrapper.feed(self.markdown.feed(text[len(self.shown):])))
         self.shown = text
 
