@@ -39,6 +39,7 @@ class LiveReply:
         self.text = ""
         self._task: asyncio.Task[None] | None = None
         self._stop = asyncio.Event()
+        self._last_put = float("-inf")  # when the last post or edit was sent (the event loop's clock)
 
     @property
     def started(self) -> bool:
@@ -97,6 +98,7 @@ class LiveReply:
                 continue
             self.messages.append(await self.voice.post(piece, first=not self.messages, **extra))
             self.shown.append(content)
+        self._last_put = asyncio.get_running_loop().time()
         for message in self.messages[len(pieces):]:  # the final text needs fewer pieces than the stream did
             with contextlib.suppress(discord.HTTPException):
                 await message.delete()
@@ -122,6 +124,10 @@ class LiveReply:
         assert self.voice is not None
         if self.voice.prefix:  # pieces were cut for a bare message: cut again to leave room for the name
             pieces = split_message("\n\n".join(pieces), self.voice.limit)
+        # The final edit keeps the pace too (LOREKEEPER_STREAM_INTERVAL): Discord rate-limits a message's edits.
+        wait = self._last_put + self.interval - asyncio.get_running_loop().time()
+        if wait > 0:
+            await asyncio.sleep(wait)
         await self._put(pieces, embed)
 
     async def abandon(self) -> None:

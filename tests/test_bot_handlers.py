@@ -327,3 +327,31 @@ async def test_a_process_claims_interrupted_turns_by_the_games_stored_server_cac
         assert mine.runs_channel("12345", str(GUILD))
         assert not mine.runs_channel("12345", str(GUILD + (1 << 22)))  # a server of shard 3: another process's
         assert not mine.runs_channel("12345", None) and not mine.runs_channel("terminal", None)
+
+
+async def test_a_streamed_replys_final_edit_keeps_the_interval_too():
+    """Discord rate-limits a message's edits: the committed text waits out LOREKEEPER_STREAM_INTERVAL after the
+    stream's last edit rather than following it at once."""
+    from bot.live import LiveReply
+
+    loop = asyncio.get_running_loop()
+    times: list[float] = []
+
+    class Message:
+        async def edit(self, content=None, **kwargs) -> None:
+            times.append(loop.time())
+
+    class Channel:
+        id = 1
+
+        async def send(self, content=None, **kwargs) -> Message:
+            times.append(loop.time())
+            return Message()
+
+    live = LiveReply(Channel(), None, None, interval=0.2)
+    live.show("GM", "The tide")
+    await asyncio.sleep(0.25)  # the first post, one interval in
+    live.show("GM", "The tide turns.")
+    await asyncio.sleep(0.21)  # an edit with the cursor, one interval later
+    await live.finish(["The tide turns. Gulls cry."])  # done at once: the final edit waits its turn
+    assert len(times) == 3 and all(b - a >= 0.19 for a, b in zip(times, times[1:])), times
