@@ -194,7 +194,8 @@ async def run_play(args: argparse.Namespace) -> None:
     # and never takes over a game someone is playing; --game names one to play (or resume) instead.
     throwaway = script is not None and args.game is None
     game = f"script-{rng.getrandbits(32):08x}" if throwaway else (args.game or "terminal")
-    async with running_engine(settings, config, models, rng) as engine:
+    async with running_engine(settings, config, models, rng, say=lambda text: print(text, file=sys.stderr),
+                              progress=sys.stderr.isatty()) as engine:
         terminal = Terminal(engine, f"terminal:{game}", "local", player_name(), ask=None if script else read_line,
                             write=None if script else _write, color=colour_screen())
         terminal.character_file, terminal.scores = args.character, args.scores

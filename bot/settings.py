@@ -8,7 +8,7 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 import structlog
@@ -35,6 +35,9 @@ class Settings(BaseSettings):
     corpus: Path = REPO_CORPUS
     lore_dir: Path | None = None  # default: "lore" beside the database
     chroma_host: str | None = Field(None, validation_alias="CHROMA_HOST")
+    # auto: `play` and `bot` bring the lore index up to date with the corpus as they start (only new or changed
+    # files are embedded); off: they use the index as it is (`lorekeeper lore ingest` keeps it).
+    lore_index: Literal["auto", "off"] = "auto"
     log_level: str = "warning"
     debug: bool | None = None  # debug mode wherever neither an action, a channel nor an agent's config decides
     anthropic_api_key: SecretStr | None = Field(None, validation_alias="ANTHROPIC_API_KEY")

@@ -35,6 +35,9 @@ def hermetic(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     for name in [*PROVIDER_ENV, *(k for k in os.environ if k.startswith("LOREKEEPER_"))]:
         monkeypatch.delenv(name, raising=False)
+    # Starting a game indexes the shipped corpus into a fresh folder (~10 s): tests of play and bot start-up use the
+    # index as it is; the tests of that start-up step turn it back on.
+    monkeypatch.setenv("LOREKEEPER_LORE_INDEX", "off")
     real_connect = socket.socket.connect
 
     def loopback_only(sock, address):

@@ -683,3 +683,33 @@ async def test_undo_at_the_keyboard_asks_before_taking_back_your_own_rest(tmp_pa
         answers.append("yes")
         await terminal.commands["/undo"]("")
         assert (await engine.state("terminal:t")).turn == 0 and answers == []
+
+
+def test_play_indexes_the_shipped_lore_on_first_start_and_only_what_changed_after(tmp_path, capsys, monkeypatch):
+    import shutil
+
+    from tests.conftest import CORPUS
+
+    corpus = tmp_path / "corpus"
+    shutil.copytree(CORPUS, corpus)
+    monkeypatch.setenv("LOREKEEPER_CORPUS", str(corpus))
+    monkeypatch.setenv("LOREKEEPER_LORE_INDEX", "auto")  # as shipped
+    script = tmp_path / "s.yaml"
+    script.write_text(yaml.safe_dump({"character": {"name": "Aria", "class": "fighter"},
+                                      "steps": [{"say": "Who brews the ale at the Brine Cup?", "replies": ["Odile."]}]}))
+    code, out, err = play(tmp_path, capsys, "--script", str(script))
+    assert code == 0, err
+    assert "Indexing the lore for the first time" in err and "17 file(s): 17 new or changed" in err
+    from engine.lore.index import LoreIndex
+
+    index = LoreIndex(tmp_path / "lore")  # beside the database
+    assert len(index) > 50 and index.search("who brews the ale", k=1)[0].chunk.source.endswith("brine-cup.md")
+    code, out, err = play(tmp_path, capsys, "--script", str(script))  # nothing changed: nothing said, nothing embedded
+    assert code == 0 and "Lore" not in err and "Indexing" not in err, err
+    town = corpus / "adventures" / "saltmere-lantern" / "lore" / "town.md"
+    town.write_text(town.read_text() + "\n## The New Pier\nA pier of pale oak, built this spring.\n")
+    code, out, err = play(tmp_path, capsys, "--script", str(script))
+    assert code == 0 and "Lore indexed in" in err and "1 new or changed, 16 unchanged" in err, err
+    shutil.rmtree(corpus / "world")  # a corpus that loses files: they leave the index
+    code, out, err = play(tmp_path, capsys, "--script", str(script))
+    assert code == 0 and "removed" in err, err
