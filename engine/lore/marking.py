@@ -165,6 +165,9 @@ def _yaml_file(path: Path, marking: Marking, known: set[str] | None, where: str)
 
 def loose_line(line: str) -> bool:
     """Whether a line that is no heading Lorekeeper reads still looks like a GM marking."""
+    low = line.lower()
+    if "only" not in low and "secret" not in low and ":" not in low:  # most lines: no regex at all
+        return False
     return bool(LOOSE.search(line) or KEY_LINE.search(line))
 
 
