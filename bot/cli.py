@@ -69,7 +69,58 @@ def parser() -> argparse.ArgumentParser:
     check.add_argument("path", nargs="?", type=Path,
                        help="an adventure.yaml, its folder, or a corpus folder to check every adventure in "
                             "(default: LOREKEEPER_CORPUS or corpus/)")
+    world = sub.add_parser("world", help="what play added to a game's world: list, edit, remove, export",
+                           description="People, places and things the GM made in play (create_npc, create_location, "
+                           "create_item): list them, correct or remove them, or export the whole world as an "
+                           "adventure file that `lorekeeper adventure check` accepts.")
+    world.add_argument("--game", default="terminal", help="a terminal game's name (default: terminal), or "
+                       "discord:<channel id> for a Discord channel's game")
+    world.add_argument("--db", help="database file or postgresql:// URL (default: LOREKEEPER_DB or data/lorekeeper.db)")
+    world_sub = world.add_subparsers(dest="world_command", required=True)
+    world_sub.add_parser("list", help="every addition, a line each")
+    remove = world_sub.add_parser("remove", help="take an addition out of the world")
+    remove.add_argument("kind", choices=["npc", "location", "item"])
+    remove.add_argument("ref", help="its id or name")
+    edit = world_sub.add_parser("edit", help="correct one field of an addition")
+    edit.add_argument("kind", choices=["npc", "location", "item"])
+    edit.add_argument("ref", help="its id or name")
+    edit.add_argument("field", help="npc: name, role, persona, attitude, location; location: name, description; "
+                      "item: name, description, price")
+    edit.add_argument("value")
+    export = world_sub.add_parser("export", help="the world as played, as an adventure file")
+    export.add_argument("--id", help="the new adventure's id (default: <adventure>-as-played)")
+    export.add_argument("--title", help="its title")
+    export.add_argument("-o", "--output", type=Path, help="write it here (default: print it)")
     return top
+
+
+async def run_world(args: argparse.Namespace) -> None:
+    from engine import ConfigError, Deps, Engine, ScriptedModel, Store
+    from engine.basics import AgentType
+
+    from .settings import configure_logging, load_settings
+
+    settings = load_settings(db=args.db)
+    configure_logging(settings.log_level)
+    if isinstance(settings.database, Path) and not settings.database.is_file():
+        raise ConfigError(f"There is no database at {settings.db} yet: play a game first.")
+    channel = args.game.removeprefix("discord:") if args.game.startswith("discord:") else f"terminal:{args.game}"
+    async with Store.open(settings.database) as store:
+        model = ScriptedModel()  # no model is asked: this only reads and corrects the saved world
+        engine = Engine(Deps(store, {a: model for a in AgentType}, settings.engine_config(), settings.corpus))
+        if args.world_command == "list":
+            print("\n".join(await engine.world_additions(channel)) or "Nothing has been made in play in this game yet.")
+        elif args.world_command in ("remove", "edit"):
+            print(await engine.world_change(channel, player_name(), args.world_command, args.kind, args.ref,
+                                            getattr(args, "field", ""), getattr(args, "value", "")))
+        else:
+            text = await engine.world_export(channel, args.id, args.title)
+            if args.output is None:
+                print(text, end="")
+            else:
+                args.output.parent.mkdir(parents=True, exist_ok=True)
+                args.output.write_text(text, "utf-8")
+                print(f"Wrote {args.output}: check it with `lorekeeper adventure check {args.output}`.")
 
 
 def run_adventure_check(args: argparse.Namespace) -> int:
@@ -245,6 +296,8 @@ def main(argv: list[str] | None = None) -> int:
             run_lore(args)
         elif args.command == "analyze":
             asyncio.run(run_analyze(args))
+        elif args.command == "world":
+            asyncio.run(run_world(args))
         elif args.command == "adventure":
             return run_adventure_check(args)
     except GameError as exc:

@@ -76,7 +76,12 @@ def references(raw: dict[str, Any]) -> list[str]:
     start = raw.get("start_location")
     if isinstance(start, str) and start not in locations:
         problems.append(f"start_location '{start}' is not a location" + _suggest(start, locations))
+    known_items = ids("items")
     for loc in items("locations"):
+        for lying in _listed(loc, "items"):
+            if isinstance(lying, str) and lying not in known_items:
+                problems.append(f"location '{loc.get('id')}' has unknown item '{lying}' lying there"
+                                + _suggest(lying, known_items))
         own = {s.get("id") for s in _listed(loc, "secrets") if isinstance(s, dict)}
         flags = loc.get("flags") if isinstance(loc.get("flags"), dict) else {}
         for exit_ in [e for e in _listed(loc, "exits") if isinstance(e, dict)]:

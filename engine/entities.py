@@ -36,6 +36,8 @@ class NPC(Model):
     abilities: Abilities | None = None
     actions: list[Attack] = Field(default_factory=list, max_length=8)
     cr: str | None = Field(None, pattern=CR_PATTERN)
+    role: str = Field("", max_length=80)  # what they are to the world, in a few words ("fishmonger")
+    made: int | None = None  # the turn the GM made them in play (None: written in the adventure)
 
     @field_validator("name")
     @classmethod
@@ -90,6 +92,8 @@ class Location(Model):
     flags: dict[str, bool | int | str] = Field(default_factory=dict)
     secrets: list[Secret] = Field(default_factory=list)
     exits: list[Exit] = Field(default_factory=list)
+    items: list[str] = Field(default_factory=list, max_length=40)  # ids of items lying here, for anyone to take
+    made: int | None = None  # the turn the GM made it in play (None: written in the adventure)
 
     def secret(self, secret_id: str) -> Secret | None:
         return next((s for s in self.secrets if s.id == secret_id), None)
@@ -150,6 +154,8 @@ class ItemInfo(Model):
     name: str = Field(min_length=1, max_length=80)
     price: Price | None = None  # its list price (none: not for sale unless a shop prices it)
     description: str = Field("", max_length=400)
+    weight: float | None = Field(None, ge=0, le=2000)  # in pounds
+    made: int | None = None  # the turn the GM made it in play (None: written in the adventure)
 
 
 class ShopItem(Model):

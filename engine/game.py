@@ -22,6 +22,7 @@ from .models import ModelRequest
 from .orchestrator import Route
 from .rewind import Rewind
 from .roster import Roster
+from .world import WorldAdmin
 from .server_settings import ServerSettings
 from .basics import AgentType
 from .state import GameState, Message
@@ -34,7 +35,7 @@ __all__ = ["APOLOGY", "NARRATOR_ID", "Deps", "Engine", "TurnResult", "turn_seed"
 log = structlog.get_logger(__name__)
 
 
-class Engine(PlayerActions, Roster, Rewind):
+class Engine(PlayerActions, Roster, Rewind, WorldAdmin):
     def __init__(self, deps: Deps) -> None:
         super().__init__(deps)
         self.last_request: dict[str, ModelRequest] = {}  # per channel, for admins debugging a prompt

@@ -151,6 +151,9 @@ def describe_location(state: GameState, loc: Location, viewer: Viewer = GM) -> s
     parts = [loc.description, f"Exits: {exits_line(state, loc)}."]
     if npcs:
         parts.append(f"Here: {', '.join(npcs)}.")
+    lying = [state.items[i].name for i in loc.items if i in state.items]
+    if lying:
+        parts.append(f"Lying here: {', '.join(lying)}.")
     if flags:
         parts.append(f"State: {flags}.")
     if found:

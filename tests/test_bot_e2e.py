@@ -89,7 +89,7 @@ async def test_synced_commands_obey_discords_limits(fake, bot):
     admin = next(c for c in put.json if c["name"] == "gm-admin")
     assert int(admin["default_member_permissions"]) == MANAGE_GUILD and admin.get("contexts") in (None, [0])
     sub = {o["name"] for o in admin["options"]}
-    assert sub == {"award", "config", "debug", "feedback", "sources", "state", "prompt", "suggestions", "telemetry", "undo", "reset", "reload-corpus", "sync"}
+    assert sub == {"award", "world", "config", "debug", "feedback", "sources", "state", "prompt", "suggestions", "telemetry", "undo", "reset", "reload-corpus", "sync"}
 
 
 async def test_a_slash_command_is_deferred_then_followed_up(fake, bot, model):
@@ -1145,3 +1145,31 @@ async def test_debug_reports_go_to_the_admin_privately_never_to_the_channel(fake
     followups = await asked.wait_followups(2)
     assert followups[-1]["content"].startswith("```\nagent: narrative") and followups[-1]["flags"] & 64
     assert len(fake.calls("POST", rf"/channels/{dm.id}/messages")) == 1
+
+
+async def test_admins_see_edit_remove_and_export_what_play_made(fake, bot, model):
+    cid = await game_with_players(bot, fake)
+    gm = fake.add_user("gm", permissions="manage_guild")
+    model.add('<create_npc name="Gil Marsh" role="fishmonger" description="A stooped man."/>', " A man waves.")
+    [reply] = await (await fake.interaction("act", {"action": "Who sells fish?"}, user="alice")).wait_followups(1)
+    assert "New in the world: Gil Marsh, fishmonger, at Saltmere Quay." in reply["content"]
+    listed = await (await fake.interaction("gm-admin world list", user=gm)).wait_response()
+    assert listed["data"]["flags"] & 64 and "npc gil-marsh: Gil Marsh (fishmonger" in listed["data"]["content"]
+    edited = await (await fake.interaction("gm-admin world edit", {"kind": "npc", "ref": "Gil Marsh", "field": "role",
+                                                                   "value": "net mender"}, user=gm)).wait_response()
+    assert edited["data"]["content"] == "The npc Gil Marsh (gil-marsh) now has role: net mender."
+    refused = await (await fake.interaction("gm-admin world remove", {"kind": "npc", "ref": "ysolde-marrick"},
+                                            user=gm)).wait_response()
+    assert refused["data"]["flags"] & 64 and "written in the adventure" in refused["data"]["content"]
+    denied = await (await fake.interaction("gm-admin world remove", {"kind": "npc", "ref": "gil-marsh"}, user="alice",
+                                           strict=False)).wait_response()
+    assert denied["data"]["flags"] & 64 and "gil-marsh" in (await bot.engine.state(cid)).npcs
+    exported = await fake.interaction("gm-admin world export", {"adventure_id": "saltmere-campaign"}, user=gm)
+    await exported.wait_response()
+    [call] = fake.calls("POST", r"/interactions/\d+/[\w-]+/callback", where=lambda c: bool(c.files))
+    text = call.files[0].data.decode()
+    assert text.startswith("id: saltmere-campaign\n") and "net mender" in text
+    removed = await (await fake.interaction("gm-admin world remove", {"kind": "npc", "ref": "gil-marsh"},
+                                            user=gm)).wait_response()
+    assert removed["data"]["content"] == "Removed the npc Gil Marsh (gil-marsh)."
+    assert "gil-marsh" not in (await bot.engine.state(cid)).npcs

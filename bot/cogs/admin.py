@@ -137,6 +137,48 @@ class AdminCog(commands.GroupCog, group_name="gm-admin", group_description="Game
                                            xp=xp or 0, milestone=milestone, to=names, reason=reason)
         await interaction.response.send_message(f"🏅 {clip(told, INLINE_LIMIT)}", allowed_mentions=NO_PINGS)
 
+    world = app_commands.Group(name="world", description="What play added to this channel's world")
+
+    @world.command(name="list")
+    async def world_list(self, interaction: discord.Interaction) -> None:
+        """The people, places and things the GM made in play here, a line each."""
+        lines = await self.bot.engine.world_additions(str(interaction.channel_id))
+        await self._say(interaction, "\n".join(f"- {discord.utils.escape_markdown(line)}" for line in lines)
+                        or "Nothing has been made in play in this game yet.", "world.txt")
+
+    @world.command(name="edit")
+    @app_commands.describe(kind="What it is", ref="Its id or name (from /gm-admin world list)",
+                           field="npc: name, role, persona, attitude, location; location: name, description; "
+                                 "item: name, description, price",
+                           value="The new value")
+    async def world_edit(self, interaction: discord.Interaction, kind: Literal["npc", "location", "item"],
+                         ref: app_commands.Range[str, 1, 80], field: app_commands.Range[str, 1, 20],
+                         value: app_commands.Range[str, 1, 800]) -> None:
+        """Correct one field of something the GM made in play; the GM reads the correction."""
+        said = await self.bot.engine.world_change(str(interaction.channel_id), interaction.user.display_name, "edit",
+                                                  kind, ref, field, value)
+        await self._say(interaction, said)
+
+    @world.command(name="remove")
+    @app_commands.describe(kind="What it is", ref="Its id or name (from /gm-admin world list)")
+    async def world_remove(self, interaction: discord.Interaction, kind: Literal["npc", "location", "item"],
+                           ref: app_commands.Range[str, 1, 80]) -> None:
+        """Take something the GM made in play out of the world (and every way or mention that led to it)."""
+        said = await self.bot.engine.world_change(str(interaction.channel_id), interaction.user.display_name,
+                                                  "remove", kind, ref)
+        await self._say(interaction, said)
+
+    @world.command(name="export")
+    @app_commands.describe(adventure_id="The new adventure's id (lowercase, digits, hyphens)", title="Its title")
+    async def world_export(self, interaction: discord.Interaction,
+                           adventure_id: app_commands.Range[str, 1, 60] | None = None,
+                           title: app_commands.Range[str, 1, 100] | None = None) -> None:
+        """This game's world as played, as an adventure file to check, edit and play again."""
+        text = await self.bot.engine.world_export(str(interaction.channel_id), adventure_id, title)
+        await interaction.response.send_message(
+            "The world as played, as an adventure file: put it in `corpus/adventures/<id>/adventure.yaml`, then "
+            "`lorekeeper adventure check` it.", file=as_file(text, "adventure.yaml"), ephemeral=True)
+
     @app_commands.command(name="sources")
     @app_commands.describe(mode="on: a line under replies naming the lore they drew on")
     async def sources(self, interaction: discord.Interaction, mode: Literal["on", "off"]) -> None:

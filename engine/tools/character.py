@@ -131,9 +131,15 @@ def modify_inventory(ctx: ToolContext, args: InventoryArgs) -> str:
     assert args.item is not None
     worn = armor_class(ch)
     try:
-        return _change_items(ch, args.item, args.quantity)
+        told = _change_items(ch, args.item, args.quantity)
     finally:
         sync_armor_class(ch, worn)  # armour that changes hands changes the AC
+    here = ctx.state.locations.get(ctx.state.current_location)
+    lying = next((i for i in (here.items if here else []) if i in ctx.state.items
+                  and ctx.state.items[i].name.casefold() == args.item.strip().casefold()), None)
+    if args.quantity > 0 and here is not None and lying is not None:  # picked up where it lay: it lies there no more
+        here.items.remove(lying)
+    return told
 
 
 def _change_items(ch: Character, item: str, quantity: int) -> str:
