@@ -76,6 +76,7 @@ class Participant(Model):
     conditions: list[str] = Field(default_factory=list)
     actions: list[Attack] = Field(default_factory=list)  # an enemy's stat-block attacks
     abilities: Abilities | None = None  # an enemy's stat-block scores: its saving throws (none: +0)
+    cr: str | None = None  # an enemy's challenge rating: the XP defeating it is worth
 
 
 class Combat(Model):

@@ -164,3 +164,26 @@ def test_hostile_json_is_one_sentence(text, said):
     message = str(refused.value)
     assert said in message and "\n" not in message and len(message) < 300
     assert untrusted(json.dumps({"a": [1, 2]})) == {"a": [1, 2]}
+
+
+def test_foes_with_a_challenge_rating_are_worth_their_xp_when_the_fight_ends(state):
+    from engine.basics import XP_BY_CR
+    from engine.basics import AgentType
+
+    ctx = ctx_for(state)
+    assert call(ctx, '<start_combat>{"enemy": [{"name": "Bandit", "hp": 11, "ac": 12, "cr": "1/8", "count": 3}, '
+                     '{"name": "Thug", "hp": 32, "ac": 11, "cr": "1/2"}, {"name": "Cat", "hp": 2, "ac": 12}]}'
+                     '</start_combat>').ok
+    combat = ctx_for(state, agent=AgentType.COMBAT)
+    for p in state.combat.order:
+        if p.faction == "enemy" and p.name != "Bandit 3":  # one bandit flees: no XP for it
+            p.hp = 0
+    ended = call(combat, '<end_combat outcome="the last bandit flees"/>')
+    worth = 2 * XP_BY_CR["1/8"] + XP_BY_CR["1/2"]  # the cat has no rating: the GM's to reward
+    assert ended.ok and f"The party earns {worth} XP for the foes overcome ({worth // 2} XP each)." in ended.observation
+    assert (state.characters["u1"].xp, state.characters["u2"].xp) == (worth // 2, worth // 2)
+    state.leveling = "milestone"  # a milestone game: no XP
+    assert call(ctx, '<start_combat>{"enemy": [{"name": "Ogre", "hp": 59, "ac": 11, "cr": "2"}]}</start_combat>').ok
+    state.combat.order[[p.name for p in state.combat.order].index("Ogre")].hp = 0
+    again = call(ctx_for(state, agent=AgentType.COMBAT), "<end_combat/>")
+    assert again.ok and "XP" not in again.observation and state.characters["u1"].xp == worth // 2

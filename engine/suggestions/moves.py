@@ -408,8 +408,10 @@ def combat_flow(s: Situation) -> list[Suggestion]:
     standing = [p for p in combat.order if p.faction == "enemy" and participant_hp(s.state, p)[0] > 0]
     if not standing:
         won = [Suggestion("end_combat", "no enemy is left standing", 0.95)]
-        if s.state.leveling == "xp":
-            won.append(Suggestion("award_xp", "the foes are overcome: award the party XP for them", 0.6))
+        if s.state.leveling == "xp" and any(p.cr is None for p in combat.order if p.faction == "enemy"):
+            # foes with a challenge rating are worth their XP when the fight ends; the others are the GM's to judge
+            won.append(Suggestion("award_xp", "the foes are overcome: award the party XP for those without a "
+                                              "challenge rating", 0.6))
         return won
     r = s.reading
     if r.acts("end_fight"):

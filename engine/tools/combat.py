@@ -6,8 +6,9 @@ from pydantic import Field
 
 from ..errors import ToolError
 from ..shops import hand_out
-from ..basics import Abilities, Attack, slug
+from ..basics import XP_BY_CR, Abilities, Attack, slug
 from ..entities import MAX_COMBATANTS, EnemyTemplate
+from ..rules.levels import earned
 from ..state import GameState, Participant
 from .registry import COMBAT, NARRATIVE, Args, Told, ToolContext, tool
 
@@ -87,10 +88,10 @@ def start_combat(ctx: ToolContext, args: StartCombatArgs) -> str:
             order.append(Participant(id=_unique_id(taken, slug(name)), name=name, faction="enemy",
                                      initiative=ctx.rng.randint(1, 20) + template.initiative_bonus, ac=template.ac,
                                      hp=template.hp, max_hp=template.hp, attacks=template.attacks,
-                                     actions=template.actions, abilities=template.abilities))
+                                     actions=template.actions, abilities=template.abilities, cr=template.cr))
     for npc in foes:  # an NPC who fights keeps its own sheet: its hit points and stat block are the NPC's
         taken.add(npc.id)
-        order.append(Participant(id=npc.id, name=npc.name, faction="enemy", ac=npc.ac,
+        order.append(Participant(id=npc.id, name=npc.name, faction="enemy", ac=npc.ac, cr=npc.cr,
                                  initiative=ctx.rng.randint(1, 20) + _dex(npc.abilities)))
     # Ties go to the party, then to the order of entry: stable, so a replay gives the same order.
     order.sort(key=lambda p: (-p.initiative, p.faction == "enemy"))
@@ -208,7 +209,8 @@ def end_combat(ctx: ToolContext, args: EndCombatArgs) -> str:
     if not combat.active:
         raise ToolError("there is no combat going on")
     enemies = [p for p in combat.order if p.faction == "enemy"]
-    fallen = [p.name for p in enemies if participant_hp(ctx.state, p)[0] == 0]
+    down = [p for p in enemies if participant_hp(ctx.state, p)[0] == 0]
+    fallen = [p.name for p in down]
     rounds = combat.round
     encounter = ctx.state.encounters.get(combat.encounter_id or "")
     combat.active, combat.round, combat.turn_index, combat.order, combat.encounter_id = False, 0, 0, [], None
@@ -216,10 +218,30 @@ def end_combat(ctx: ToolContext, args: EndCombatArgs) -> str:
     if fallen:
         summary += f"; defeated: {', '.join(fallen)}"
     summary += f" ({args.outcome})." if args.outcome else "."
+    earned_xp = _xp_for_the_fallen(ctx.state, down)
+    summary += earned_xp
     # The encounter's spoils go to the party once, when every enemy of it is down (not when they flee or parley).
     if encounter is not None and encounter.loot is not None and not encounter.looted and len(fallen) == len(enemies):
         loot = hand_out(ctx.state, encounter.loot, ctx.actor_id)
         if loot is not None:
             encounter.looted = True
             return Told(f"{summary} {loot}", f"{summary} {loot}")
-    return summary
+    return Told(summary, summary) if earned_xp else summary
+
+
+def _xp_for_the_fallen(state: GameState, fallen: list[Participant]) -> str:
+    """Foes overcome are worth XP by their challenge rating (the SRD's table), split evenly among the party's
+    player characters, in a game that levels by XP. A foe with no rating is the GM's to reward (award_xp)."""
+    worth = sum(XP_BY_CR.get(p.cr or "", 0) for p in fallen)
+    party = [state.characters[o] for o in state.party.player_ids if o in state.characters]
+    if state.leveling != "xp" or not worth or not party:
+        return ""
+    share, left = divmod(worth, len(party))
+    for n, ch in enumerate(party):
+        ch.xp = min(10_000_000, ch.xp + share + (1 if n < left else 0))
+    ready = [c.name for c in party if earned(c, "xp")]
+    each = f"{share:,} XP each" if len(party) > 1 else f"{worth:,} XP"
+    told = f" The party earns {worth:,} XP for the foes overcome ({each})."
+    if ready:
+        told += f" {' and '.join(ready)} {'has' if len(ready) == 1 else 'have'} earned a level (/levelup)."
+    return told
