@@ -16,6 +16,7 @@ from .markup import escape
 from .tools.character import character_sheet
 from .tools.combat import participant_hp, stat_block_attacks, tracker
 from .tools.quests import quest_line
+from .journal import bearing
 from .visibility import GM, Viewer, describe_location, here, recall, visible_history
 
 __all__ = ["game_context", "history_messages", "merge_roles", "quoted", "speaker_label", "speaker_line", "visible_history"]
@@ -72,8 +73,18 @@ def game_context(state: GameState, agent: AgentType, actor_id: str | None, npc: 
                    for p in state.combat.order if p.faction != "player" and (p.attacks or stat_block_attacks(state, p))]
         parts.append("## Combat\n" + escape(tracker(state)) + ("\nAttacks (by stat block: name one as weapon, the "
                      "engine rolls it): " + escape(" | ".join(attacks)) if attacks else ""))
+    parts.extend(_canon(state, gm=True))
     parts.extend(_shared_tail(state, actor_id, GM, include_summary=True))
     return "\n\n".join(parts)
+
+
+def _canon(state: GameState, gm: bool) -> list[str]:
+    """Admins' canon notes that bear on the scene: true, whatever was remembered or improvised before."""
+    notes = bearing(state, gm)
+    if not notes:
+        return []
+    return ["## Canon (set by the table's admins: true, and it wins over anything remembered or improvised)\n"
+            + "\n".join(f"- {escape(n.text)}" + (" (GM only: never tell it as such)" if n.gm_only else "") for n in notes)]
 
 
 def _encounter_line(state: GameState, e: Encounter) -> str:
@@ -205,5 +216,6 @@ def _npc_context(state: GameState, npc: NPC, actor_id: str | None) -> str:
     mine = [q for q in state.quests.values() if q.giver == npc.id]
     if mine:
         parts.append("## Your quests\n" + "\n".join(f"- {escape(quest_line(q))}" for q in mine))
+    parts.extend(_canon(state, gm=False))
     parts.extend(_shared_tail(state, actor_id, viewer, include_summary=False))
     return "\n\n".join(parts)

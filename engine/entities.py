@@ -179,3 +179,14 @@ class Shop(Model):
         if self.location is None and self.keeper is None:
             raise ValueError("a shop needs a location, a keeper, or both")
         return self
+
+
+class Note(Model):
+    """A canon note an admin wrote: it wins over what the model remembers. GM-only ones never reach players (nor
+    NPCs); `about` ties one to a person or place, so it is read when they are in the scene (none: always)."""
+
+    id: str = Field(pattern=r"^n[0-9]{1,6}$")
+    text: str = Field(min_length=1, max_length=500)
+    gm_only: bool = False
+    about: str | None = None  # an NPC or location id
+    by: str = Field("", max_length=80)

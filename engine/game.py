@@ -22,6 +22,7 @@ from .models import ModelRequest
 from .orchestrator import Route
 from .rewind import Rewind
 from .roster import Roster
+from .journal import observe
 from .world import WorldAdmin
 from .server_settings import ServerSettings
 from .basics import AgentType
@@ -61,6 +62,7 @@ class Engine(PlayerActions, Roster, Rewind, WorldAdmin):
         state.started_by = started_by
         rules = (await self.server_settings(guild_id)) if guild_id is not None else server_settings.ServerSettings()
         state.leveling, state.starting_level = rules.rules(self.deps.config.game)
+        observe(state)  # the journal begins where the party does
         async with self.channel_lock(channel_id):
             session = await self.deps.store.create_session(channel_id, guild_id, state)
             intro = Message(channel_id=channel_id, author_id=NARRATOR_ID, author_name="Narrator",

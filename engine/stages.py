@@ -36,6 +36,7 @@ from .tools import ToolContext, tools_for
 from .turn import APOLOGY, NARRATOR_ID, RETRY_FAILED, Turn, TurnResult, check, going_back, turn_seed
 from .verify import Verification, correction_request
 from .verify import verify as verify_reply
+from .journal import observe
 from .visibility import Viewer, lore_secrets
 
 log = structlog.get_logger(__name__)
@@ -304,6 +305,7 @@ async def commit(turn: Turn, deps: Deps) -> None:
     """The player's message, the reply, every state change and the tool log, in one write, if nobody wrote first."""
     assert turn.work is not None and turn.route is not None and turn.player is not None and turn.record is not None
     turn.work.turn = turn.seq
+    observe(turn.work)  # the journal: where the party is now, and who is there
     turn.record.model_calls = [c.as_record() for c in [*turn.grounding_calls, *turn.run.model_calls]]
     turn.record.sources = [s.chunk_id for s in turn.cited]
     turn.record.checks = turn.verification.as_record() if turn.verification else []

@@ -9,7 +9,7 @@ from typing import Any, Literal
 from pydantic import Field, NonNegativeInt, PositiveInt, PrivateAttr, model_validator
 
 from .basics import AgentType, Abilities, Attack, Currency, Item, Model, same_slug, utcnow, xp_for
-from .entities import NPC, Encounter, ItemInfo, Location, Quest, Shop
+from .entities import NPC, Encounter, ItemInfo, Location, Note, Quest, Shop
 
 
 class Character(Model):
@@ -117,6 +117,10 @@ class GameState(Model):
     summary: str = ""
     summary_upto: int = 0  # id of the last message folded into the summary
     # This game's house rules, taken from its server (or the config) when it began; /gm-admin config changes them.
+    # What the party has seen (engine/journal.py keeps them): places it has been, people it has met, in order.
+    visited: list[str] = Field(default_factory=list)
+    met: list[str] = Field(default_factory=list)
+    notes: list[Note] = Field(default_factory=list, max_length=100)  # admins' canon notes
     leveling: Literal["xp", "milestone"] = "xp"  # how a level is earned: XP at the SRD's thresholds, or a milestone
     starting_level: int = Field(1, ge=1, le=20)  # the level new characters begin at, at most
 

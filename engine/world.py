@@ -183,3 +183,31 @@ class WorldAdmin(Core):
             intro = state.summary or f"The story of {state.title} goes on."
         return export_adventure(state, adventure_id or f"{state.adventure_id}-as-played"[:60],
                                 title or f"{state.title} (as played)", intro)
+
+    async def journal(self, channel_id: str, section: str | None = None) -> str:
+        from .journal import journal
+
+        return journal((await self.session(channel_id)).state, section)
+
+    async def notes(self, channel_id: str) -> list[str]:
+        from .journal import notes_list
+
+        return notes_list((await self.session(channel_id)).state)
+
+    async def note(self, channel_id: str, admin_name: str, action: Literal["add", "edit", "remove"], text: str = "",
+                   note_id: str = "", gm_only: bool = False, about: str | None = None) -> str:
+        """An admin's canon note added, corrected or removed; the GM reads notes that bear on the scene."""
+        from . import journal
+
+        def change(session: Session, _: list[Message]) -> str:
+            state = session.state
+            if action == "add":
+                note = journal.add_note(state, text, admin_name, gm_only, about)
+                return f"Note {note.id} added{' (GM only)' if note.gm_only else ''}: {note.text}"
+            if action == "edit":
+                note = journal.edit_note(state, note_id, text)
+                return f"Note {note.id} now reads: {note.text}"
+            note = journal.remove_note(state, note_id)
+            return f"Note {note.id} removed."
+
+        return await self._write(channel_id, change)

@@ -89,7 +89,7 @@ async def test_synced_commands_obey_discords_limits(fake, bot):
     admin = next(c for c in put.json if c["name"] == "gm-admin")
     assert int(admin["default_member_permissions"]) == MANAGE_GUILD and admin.get("contexts") in (None, [0])
     sub = {o["name"] for o in admin["options"]}
-    assert sub == {"award", "world", "config", "debug", "feedback", "sources", "state", "prompt", "suggestions", "telemetry", "undo", "reset", "reload-corpus", "sync"}
+    assert sub == {"award", "world", "note", "config", "debug", "feedback", "sources", "state", "prompt", "suggestions", "telemetry", "undo", "reset", "reload-corpus", "sync"}
 
 
 async def test_a_slash_command_is_deferred_then_followed_up(fake, bot, model):
@@ -1173,3 +1173,27 @@ async def test_admins_see_edit_remove_and_export_what_play_made(fake, bot, model
                                             user=gm)).wait_response()
     assert removed["data"]["content"] == "Removed the npc Gil Marsh (gil-marsh)."
     assert "gil-marsh" not in (await bot.engine.state(cid)).npcs
+
+
+async def test_the_journal_and_canon_notes_on_discord(fake, bot, model):
+    cid = await game_with_players(bot, fake)
+    gm = fake.add_user("gm", permissions="manage_guild")
+    added = await (await fake.interaction("gm-admin note add", {"text": "The bell was cast in 1022."},
+                                          user=gm)).wait_response()
+    assert added["data"]["flags"] & 64 and added["data"]["content"] == "Note n1 added: The bell was cast in 1022."
+    secret = await (await fake.interaction("gm-admin note add", {"text": "Odile waters the ale.", "gm_only": True,
+                                                                 "about": "Odile"}, user=gm)).wait_response()
+    assert "(GM only)" in secret["data"]["content"]
+    listed = await (await fake.interaction("gm-admin note list", user=gm)).wait_response()
+    assert "n2: Odile waters the ale. [GM only]" in listed["data"]["content"]
+    read = await (await fake.interaction("journal", user="alice")).wait_response()
+    text = read["data"]["content"]
+    assert read["data"]["flags"] & 64 and "**People met**\n- Ysolde Marrick" in text
+    assert "The bell was cast in 1022." in text and "waters the ale" not in text
+    places = await (await fake.interaction("journal", {"section": "places"}, user="alice")).wait_response()
+    assert places["data"]["content"].startswith("**Places seen**\n- Saltmere Quay:")
+    model.add("The bell tolls.")
+    await (await fake.interaction("act", {"action": "When was the bell cast?"}, user="alice")).wait_followups(1)
+    assert "The bell was cast in 1022." in model.requests[-1].context
+    removed = await (await fake.interaction("gm-admin note remove", {"note_id": "n1"}, user=gm)).wait_response()
+    assert removed["data"]["content"] == "Note n1 removed." and len((await bot.engine.state(cid)).notes) == 1

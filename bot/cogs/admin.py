@@ -179,6 +179,43 @@ class AdminCog(commands.GroupCog, group_name="gm-admin", group_description="Game
             "The world as played, as an adventure file: put it in `corpus/adventures/<id>/adventure.yaml`, then "
             "`lorekeeper adventure check` it.", file=as_file(text, "adventure.yaml"), ephemeral=True)
 
+    note = app_commands.Group(name="note", description="Canon notes: true facts the GM reads when they bear on the scene")
+
+    @note.command(name="add")
+    @app_commands.describe(text="The fact, as true as the adventure (it wins over what the GM remembers)",
+                           gm_only="yes: for the GM alone, never shown to players", about="A person's or place's "
+                           "name or id: read only when they are in the scene (none: always)")
+    async def note_add(self, interaction: discord.Interaction, text: app_commands.Range[str, 1, 500],
+                       gm_only: bool = False, about: app_commands.Range[str, 1, 80] | None = None) -> None:
+        """Add a canon note to this channel's game."""
+        said = await self.bot.engine.note(str(interaction.channel_id), interaction.user.display_name, "add", text,
+                                          gm_only=gm_only, about=about)
+        await self._say(interaction, said)
+
+    @note.command(name="edit")
+    @app_commands.describe(note_id="The note's id (n1, n2, … from /gm-admin note list)", text="What it says now")
+    async def note_edit(self, interaction: discord.Interaction, note_id: app_commands.Range[str, 2, 8],
+                        text: app_commands.Range[str, 1, 500]) -> None:
+        """Correct a canon note."""
+        said = await self.bot.engine.note(str(interaction.channel_id), interaction.user.display_name, "edit", text,
+                                          note_id=note_id)
+        await self._say(interaction, said)
+
+    @note.command(name="remove")
+    @app_commands.describe(note_id="The note's id (n1, n2, … from /gm-admin note list)")
+    async def note_remove(self, interaction: discord.Interaction, note_id: app_commands.Range[str, 2, 8]) -> None:
+        """Take a canon note back."""
+        said = await self.bot.engine.note(str(interaction.channel_id), interaction.user.display_name, "remove",
+                                          note_id=note_id)
+        await self._say(interaction, said)
+
+    @note.command(name="list")
+    async def note_list(self, interaction: discord.Interaction) -> None:
+        """Every canon note of this game, GM-only ones included."""
+        lines = await self.bot.engine.notes(str(interaction.channel_id))
+        await self._say(interaction, "\n".join(f"- {discord.utils.escape_markdown(line)}" for line in lines)
+                        or "No notes yet: /gm-admin note add.", "notes.txt")
+
     @app_commands.command(name="sources")
     @app_commands.describe(mode="on: a line under replies naming the lore they drew on")
     async def sources(self, interaction: discord.Interaction, mode: Literal["on", "off"]) -> None:

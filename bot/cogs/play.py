@@ -25,6 +25,7 @@ from ..client import LorekeeperBot
 from ..confirm import Confirm
 from .admin import is_admin
 from ..render import NO_PINGS, clip, quests_embed
+from ..text import split_message
 from ..tree import InputError, respond
 
 
@@ -171,6 +172,19 @@ class PlayCog(commands.Cog):
         await interaction.response.defer(thinking=True)
         assert interaction.channel is not None
         await self.bot.retry(interaction.channel, interaction.user, followup=interaction.followup, admin=admin)
+
+    @app_commands.command(name="journal")
+    @app_commands.guild_only()
+    @app_commands.describe(section="One part of it (else all that has something)")
+    async def journal(self, interaction: discord.Interaction,
+                      section: Literal["npcs", "places", "items", "quests", "secrets", "notes", "story"] | None = None
+                      ) -> None:
+        """What the party has met, seen and learned: people, places, notable things, quests, secrets, notes."""
+        text = await self.bot.engine.journal(str(interaction.channel_id), section)
+        pieces = split_message(text)
+        await interaction.response.send_message(pieces[0], ephemeral=True, allowed_mentions=NO_PINGS)
+        for piece in pieces[1:4]:  # a long campaign's journal: its first pages, section by section with /journal
+            await interaction.followup.send(piece, ephemeral=True, allowed_mentions=NO_PINGS)
 
     @app_commands.command(name="roll")
     @app_commands.describe(dice="For example 1d20+3, 2d6, 4d6kh3 or 1d20+2 adv",

@@ -24,6 +24,8 @@ HELP = """Type what your character does, or @Name to speak to someone here. Comm
   /levelup [roll]    gain a level (hit points: the average, or roll the hit die)
   /award 300 [to Name, Name] [for why], /award milestone [to Name]  what the GM grants (you run this game)
   /inventory         what you carry      /quests       the quest log
+  /journal [npcs|places|items|quests|secrets|notes|story]  what the party has met, seen and learned
+  /note add [gm] TEXT, /note edit N TEXT, /note remove N, /note list  canon notes (you run this game)
   /shop              what is sold here   /buy ITEM [N] [from SHOP], /sell ITEM [N] [to SHOP]  deal at its prices
   /rest short|long   rest                /status       where you are, the party, any combat
   /sources on|off    name the lore used  /debug [on|off] the GM's report on its tools
@@ -128,6 +130,25 @@ async def award(t: Seat, text: str) -> None:
     else:
         t.out("Usage: /award 300 [to Name, Name] [for why], or /award milestone [to Name].")
 
+async def journal(t: Seat, section: str) -> None:
+    t.out(render.markdown_text(await t.engine.journal(t.channel, section.strip().lower() or None), t.color))
+
+async def note(t: Seat, text: str) -> None:
+    """`/note add [gm] The bell was cast in 1022`, `/note edit n1 …`, `/note remove n1`, `/note list`."""
+    action, _, rest = text.strip().partition(" ")
+    if action == "list":
+        t.out("\n".join(wrap(line) for line in await t.engine.notes(t.channel)) or "No notes yet: /note add TEXT.")
+    elif action == "add" and rest.strip():
+        gm = rest.split(" ", 1)[0].lower() == "gm"
+        said = await t.engine.note(t.channel, t.user_name, "add", rest.split(" ", 1)[1] if gm and " " in rest else rest,
+                                   gm_only=gm)
+        t.out(wrap(said))
+    elif action in ("edit", "remove") and rest.strip():
+        note_id, _, new = rest.strip().partition(" ")
+        t.out(wrap(await t.engine.note(t.channel, t.user_name, action, new, note_id=note_id)))
+    else:
+        t.out("Usage: /note add [gm] TEXT, /note edit N TEXT, /note remove N, /note list.")
+
 async def sheet(t: Seat, _: str) -> None:
     ch, state = await t.engine.character(t.channel, t.user_id), await t.state()
     t.out(render.sheet(ch, t.color, progress(ch, state.leveling)))
@@ -223,6 +244,8 @@ COMMANDS: dict[str, Callable[[Seat, str], Awaitable[None]]] = {
     "/attack": attack,
     "/levelup": levelup,
     "/award": award,
+    "/journal": journal,
+    "/note": note,
     "/sheet": sheet,
     "/inventory": inventory,
     "/quests": quests,

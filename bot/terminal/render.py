@@ -252,6 +252,11 @@ def rendered(text: str, ansi: bool, indent: str = "  ") -> str:
     return indent + wrapper.feed(markdown.feed(text) + markdown.flush()) + wrapper.flush()
 
 
+def markdown_text(text: str, ansi: bool) -> str:
+    """A block of the engine's Markdown (the journal) as the terminal shows it, wrapped, without indent."""
+    return "\n".join(rendered(line, ansi, indent="") if line.strip() else "" for line in text.split("\n"))
+
+
 def visible(text: str) -> str:
     """The text without its colour codes."""
     return _SGR.sub("", text)
