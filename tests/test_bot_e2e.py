@@ -1197,3 +1197,14 @@ async def test_the_journal_and_canon_notes_on_discord(fake, bot, model):
     assert "The bell was cast in 1022." in model.requests[-1].context
     removed = await (await fake.interaction("gm-admin note remove", {"note_id": "n1"}, user=gm)).wait_response()
     assert removed["data"]["content"] == "Note n1 removed." and len((await bot.engine.state(cid)).notes) == 1
+
+
+async def test_map_posts_a_picture_of_the_places_the_party_knows(fake, bot, model):
+    cid = await game_with_players(bot, fake)
+    i = await fake.interaction("map", user="alice")
+    assert (await i.wait_response())["type"] == 5  # deferred: drawing takes a moment
+    [posted] = await i.wait_followups(1)
+    assert posted["content"] == "🗺️ The party's map: at Saltmere Quay."
+    [call] = fake.calls("POST", r"/webhooks/\d+/[\w-]+", where=lambda c: bool(c.files))
+    assert call.files[0].filename == "map.png" and call.files[0].data.startswith(b"\x89PNG")
+    assert cid

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import io
 import time
 from typing import Awaitable, Callable, Literal
 
@@ -185,6 +186,18 @@ class PlayCog(commands.Cog):
         await interaction.response.send_message(pieces[0], ephemeral=True, allowed_mentions=NO_PINGS)
         for piece in pieces[1:4]:  # a long campaign's journal: its first pages, section by section with /journal
             await interaction.followup.send(piece, ephemeral=True, allowed_mentions=NO_PINGS)
+
+    @app_commands.command(name="map")
+    @app_commands.guild_only()
+    async def map(self, interaction: discord.Interaction) -> None:
+        """The places the party knows and the ways between them, with where it is marked."""
+        await interaction.response.defer(thinking=True)  # drawing takes a moment
+        text, picture = await self.bot.engine.world_map(str(interaction.channel_id))
+        assert picture is not None
+        here = next((line[2:].split(" — ")[0] for line in text.splitlines() if line.startswith("★ ")), "")
+        await interaction.followup.send(f"🗺️ The party's map{': at ' + clip(here, 200) if here else ''}.",
+                                        file=discord.File(io.BytesIO(picture), filename="map.png"),
+                                        allowed_mentions=NO_PINGS)
 
     @app_commands.command(name="roll")
     @app_commands.describe(dice="For example 1d20+3, 2d6, 4d6kh3 or 1d20+2 adv",

@@ -25,6 +25,7 @@ HELP = """Type what your character does, or @Name to speak to someone here. Comm
   /award 300 [to Name, Name] [for why], /award milestone [to Name]  what the GM grants (you run this game)
   /inventory         what you carry      /quests       the quest log
   /journal [npcs|places|items|quests|secrets|notes|story]  what the party has met, seen and learned
+  /map               the places you know and the ways between them
   /note add [gm] TEXT, /note edit N TEXT, /note remove N, /note list  canon notes (you run this game)
   /shop              what is sold here   /buy ITEM [N] [from SHOP], /sell ITEM [N] [to SHOP]  deal at its prices
   /rest short|long   rest                /status       where you are, the party, any combat
@@ -132,6 +133,10 @@ async def award(t: Seat, text: str) -> None:
 
 async def journal(t: Seat, section: str) -> None:
     t.out(render.markdown_text(await t.engine.journal(t.channel, section.strip().lower() or None), t.color))
+
+async def show_map(t: Seat, _: str) -> None:
+    text, _ = await t.engine.world_map(t.channel, picture=False)
+    t.out(text)
 
 async def note(t: Seat, text: str) -> None:
     """`/note add [gm] The bell was cast in 1022`, `/note edit n1 …`, `/note remove n1`, `/note list`."""
@@ -245,6 +250,7 @@ COMMANDS: dict[str, Callable[[Seat, str], Awaitable[None]]] = {
     "/levelup": levelup,
     "/award": award,
     "/journal": journal,
+    "/map": show_map,
     "/note": note,
     "/sheet": sheet,
     "/inventory": inventory,
