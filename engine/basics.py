@@ -49,6 +49,15 @@ XP_THRESHOLDS = (0, 300, 900, 2700, 6500, 14000, 23000, 34000, 48000, 64000, 850
                  195000, 225000, 265000, 305000, 355000)
 
 
+# The skills and the ability each uses (SRD 5.1); engine/rules/checks.py rolls them.
+SKILLS: dict[str, str] = {
+    "acrobatics": "dexterity", "animal handling": "wisdom", "arcana": "intelligence", "athletics": "strength",
+    "deception": "charisma", "history": "intelligence", "insight": "wisdom", "intimidation": "charisma",
+    "investigation": "intelligence", "medicine": "wisdom", "nature": "intelligence", "perception": "wisdom",
+    "performance": "charisma", "persuasion": "charisma", "religion": "intelligence", "sleight of hand": "dexterity",
+    "stealth": "dexterity", "survival": "wisdom",
+}
+
 # What defeating a creature of each challenge rating is worth (the SRD's table).
 XP_BY_CR = {"0": 10, "1/8": 25, "1/4": 50, "1/2": 100, "1": 200, "2": 450, "3": 700, "4": 1100, "5": 1800, "6": 2300,
             "7": 2900, "8": 3900, "9": 5000, "10": 5900, "11": 7200, "12": 8400, "13": 10000, "14": 11500,

@@ -16,7 +16,7 @@ from engine.dice import Roll
 from engine.hostility import ConfirmAttack
 from engine.limits import BudgetSpent, RateLimited
 from engine.rules import SKILLS, spells, title
-from engine.rules.attacks import profile
+from engine.rules.attacks import UNARMED, profile
 from engine.rules.equipment import carried_weapons
 from engine.basics import ABILITIES
 from engine.state import GameState
@@ -340,7 +340,7 @@ class PlayCog(commands.Cog):
         except GameError:
             return []
         return [app_commands.Choice(name=clip(profile(ch, w).describe(), 100), value=w.name)
-                for w in carried_weapons(ch) if current.lower() in w.name][:25]
+                for w in [*carried_weapons(ch), UNARMED] if current.lower() in w.name][:25]
 
     @attack.autocomplete("target")
     async def attack_targets(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:

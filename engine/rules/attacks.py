@@ -15,6 +15,7 @@ from . import data
 from .checks import Mode, proficiency_bonus
 from .data import Weapon
 from .equipment import carried_weapons, proficient
+from .origins import species_of
 
 _DICE_TERM = re.compile(r"(\d*)d(\d+)")
 
@@ -47,7 +48,9 @@ def critical(expression: str) -> str:
 def profile(ch: Character, weapon: Weapon) -> Attack:
     """The to-hit bonus and damage of `weapon` for `ch`: STR for melee, DEX for ranged, the better of the two for
     finesse weapons (and a monk's martial-arts weapons); the proficiency bonus when trained; a versatile weapon
-    in two hands when no shield is carried."""
+    in two hands when no shield is carried; an unarmed strike as the SRD has it."""
+    if weapon.name == UNARMED.name:
+        return unarmed(ch)
     strength, dexterity = ch.abilities.mod("strength"), ch.abilities.mod("dexterity")
     cls = data.rules().classes.get(ch.char_class)
     monk_weapon = (cls is not None and cls.martial_arts and
@@ -67,8 +70,41 @@ def profile(ch: Character, weapon: Weapon) -> Attack:
                   damage_expression(dice, mod))
 
 
+# Fists, feet, a headbutt: every character has them, and is proficient (SRD: 1 + STR bludgeoning damage).
+UNARMED = Weapon(name="unarmed strike", category="simple", kind="melee", damage="1", type="bludgeoning")
+UNARMED_NAMES = {"unarmed", "unarmed strike", "fist", "fists", "punch", "kick"}
+
+
+def martial_arts_die(level: int) -> str:
+    """The monk's Martial Arts die by level (SRD)."""
+    return "1d4" if level < 5 else "1d6" if level < 11 else "1d8" if level < 17 else "1d10"
+
+
+def unarmed(ch: Character) -> Attack:
+    """An unarmed strike: 1 + STR bludgeoning, proficient; a monk's uses the Martial Arts die and the better of
+    STR and DEX."""
+    cls = data.rules().classes.get(ch.char_class)
+    strength, dexterity = ch.abilities.mod("strength"), ch.abilities.mod("dexterity")
+    if cls is not None and cls.martial_arts:
+        ability = "dexterity" if dexterity > strength else "strength"
+        mod = ch.abilities.mod(ability)
+        damage = damage_expression(martial_arts_die(ch.level), mod)
+    else:
+        ability, mod = "strength", strength
+        damage = str(max(0, 1 + mod))
+    return Attack(UNARMED, ability, True, mod + proficiency_bonus(ch.level), damage)
+
+
+def too_heavy(ch: Character, weapon: Weapon) -> bool:
+    """A heavy weapon in a Small creature's hands attacks with disadvantage (SRD)."""
+    species = species_of(ch)
+    return weapon.has("heavy") and species is not None and species.size == "Small"
+
+
 def find_weapon(ch: Character, name: str) -> Weapon:
-    """A weapon the character carries, by name; BadInput says what they carry instead."""
+    """A weapon the character carries, by name (or an unarmed strike); BadInput says what they carry instead."""
+    if " ".join(name.lower().split()) in UNARMED_NAMES:
+        return UNARMED
     carried = carried_weapons(ch)
     wanted = data.weapon(name)
     if wanted is not None and any(w.name == wanted.name for w in carried):

@@ -10,16 +10,10 @@ from typing import Literal
 
 from ..dice import Roll, roll
 from ..errors import BadInput
-from ..basics import ABILITIES
+from ..basics import ABILITIES, SKILLS
 from ..state import Character
+from .equipment import worn_armor
 
-SKILLS: dict[str, str] = {
-    "acrobatics": "dexterity", "animal handling": "wisdom", "arcana": "intelligence", "athletics": "strength",
-    "deception": "charisma", "history": "intelligence", "insight": "wisdom", "intimidation": "charisma",
-    "investigation": "intelligence", "medicine": "wisdom", "nature": "intelligence", "perception": "wisdom",
-    "performance": "charisma", "persuasion": "charisma", "religion": "intelligence", "sleight of hand": "dexterity",
-    "stealth": "dexterity", "survival": "wisdom",
-}
 SHORT = {"str": "strength", "dex": "dexterity", "con": "constitution", "int": "intelligence", "wis": "wisdom",
          "cha": "charisma"}
 # Saving throws each class is proficient in (SRD), and the skills a new character of the class takes from the
@@ -109,6 +103,11 @@ def check(ch: Character, what: str, rng: random.Random, mode: Mode = None, *, sa
         raise BadInput(f"'{what}' is neither a skill nor an ability." + (f" Did you mean {close[0]}?" if close else "")
                        + f" Skills: {', '.join(SKILLS)}.")
     bonus = ch.abilities.mod(ability) + (proficiency_bonus(ch.level) if proficient else 0)
+    if key == "stealth" and not save:  # armour that clanks: disadvantage (with advantage too, a plain roll)
+        armour = worn_armor(ch)
+        if armour is not None and armour.stealth_disadvantage:
+            label += f" (disadvantage: {armour.name})"
+            mode = None if mode == "advantage" else "disadvantage"
     expression = f"1d20{bonus:+d}" if bonus else "1d20"
     if mode is not None:
         expression += " adv" if mode == "advantage" else " dis"

@@ -13,8 +13,7 @@ import yaml
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from ..errors import BadInput, ConfigError
-from ..basics import ABILITIES, Item, Model
-from .checks import SKILLS
+from ..basics import ABILITIES, SKILLS, Item, Model
 
 DATA = Path(__file__).resolve().parent / "data"
 DICE = re.compile(r"^(\d{1,2}d\d{1,3}|\d{1,2})$")

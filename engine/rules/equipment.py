@@ -26,7 +26,8 @@ def armor_class(ch: Character) -> ArmorClass:
     carried = [a for a in (data.armor(i.name) for i in ch.inventory) if a is not None]
     shield = next((a for a in carried if a.category == "shield"), None)
     # (AC, source, whether a shield adds to it); on a tie the first listed counts
-    options = [(a.ac + (dex if a.dex_cap is None else min(dex, a.dex_cap)), a.name, True)
+    # Heavy armour takes no DEX at all (chain mail at DEX 8 is 16, not 15); medium takes it up to its cap.
+    options = [(a.ac + (0 if a.category == "heavy" else dex if a.dex_cap is None else min(dex, a.dex_cap)), a.name, True)
                for a in carried if a.category != "shield"]
     cls = data.rules().classes.get(ch.char_class)
     if cls is not None and cls.unarmored is not None:
@@ -40,6 +41,12 @@ def armor_class(ch: Character) -> ArmorClass:
         if value > best.value:
             best = ArmorClass(value, source)
     return best
+
+
+def worn_armor(ch: Character) -> data.Armor | None:
+    """The body armour the character wears: the one its armour class comes from (none: unarmoured)."""
+    source = armor_class(ch).source.split(", ")[0]
+    return data.armor(source) if source not in ("no armour", "unarmoured defence", "shield") else None
 
 
 def sync_armor_class(ch: Character, before: ArmorClass) -> None:

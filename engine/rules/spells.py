@@ -377,10 +377,11 @@ def scaled(base: str, per_slot: str | None, steps: int, times: int = 1, add: int
     if per_slot and steps:
         p = re.fullmatch(r"(?:(\d+)d(\d+))?([+-]\d+)?", per_slot if "d" in per_slot else f"0d1+{per_slot}")
         assert p is not None
-        if p.group(1) and int(p.group(2)) == size:
-            count += int(p.group(1)) * steps
-        elif p.group(1):
-            extra = f"+{int(p.group(1)) * steps}d{p.group(2)}"
+        dice_per_slot = int(p.group(1) or 0)  # "5" is read as 0d1+5: no dice, only the flat 5
+        if dice_per_slot and int(p.group(2)) == size:
+            count += dice_per_slot * steps
+        elif dice_per_slot:
+            extra = f"+{dice_per_slot * steps}d{p.group(2)}"
         flat += int(p.group(3) or 0) * steps
     dice = f"{count}d{size}" if count else ""
     text = dice + extra + (f"{flat:+d}" if flat else "")

@@ -10,7 +10,7 @@ from pydantic import Field, model_validator
 from ..dice import roll as roll_dice
 from ..errors import BadInput, ToolError
 from ..rules import origins, spells
-from ..rules.attacks import critical as doubled, find_weapon, profile, swing
+from ..rules.attacks import UNARMED_NAMES, critical as doubled, find_weapon, profile, swing, too_heavy, unarmed
 from ..rules.checks import Mode
 from ..rules.data import rules, weapon as weapon_by_name
 from ..rules.equipment import armor_class, carried_weapons, sync_armor_class
@@ -71,7 +71,7 @@ def character_sheet(ch: Character, brief: bool = False, leveling: str = "xp") ->
     which get_character gives. `leveling`: the game's way of levelling, for the character's progress."""
     abilities = ", ".join(f"{a[:3].upper()} {getattr(ch.abilities, a)} ({ch.abilities.mod(a):+d})" for a in type(ch.abilities).model_fields)
     items = ", ".join(f"{i.name} ×{i.quantity}" for i in ch.inventory) or "nothing"
-    weapons = "; ".join(profile(ch, w).describe() for w in carried_weapons(ch)) or "none"
+    weapons = "; ".join([*(profile(ch, w).describe() for w in carried_weapons(ch)), unarmed(ch).describe()])
     features = "" if brief else f"Features and traits: {', '.join(f.name for f in sheet_features(ch)) or 'none'}. "
     return (f"{ch.name}, level {ch.level} {origins.origin(ch)}: HP {ch.hp}/{ch.max_hp}, AC {ac_line(ch)}, "
             f"speed {origins.speed(ch)} ft, hit dice {ch.hit_dice}d{ch.hit_die} left. {abilities}. "
@@ -228,6 +228,8 @@ def _sheet_weapon(ctx: ToolContext, args: AttackArgs) -> Character | None:
     if args.weapon is None:
         return None
     ch = ctx.state.characters.get(ctx.actor_id or "") if args.attacker is None else ctx.state.find_character(args.attacker)
+    if ch is not None and " ".join(args.weapon.lower().split()) in UNARMED_NAMES:
+        return ch  # fists are always to hand
     found = weapon_by_name(args.weapon)
     if ch is None or found is None or all(w.name != found.name for w in carried_weapons(ch)):
         return None
@@ -258,6 +260,9 @@ def weapon_attack(ctx: ToolContext, ch: Character, weapon: str, target: str | No
             raise ToolError(f"{ch.name} has no {w.ammunition} left for the {w.name}", public=True)
         _change_items(ch, ammo.name, -1)
         spent = f" {ammo.quantity if ammo in ch.inventory else 0} {w.ammunition} left."
+    small = too_heavy(ch, w)
+    if small:  # a heavy weapon in Small hands: disadvantage (with advantage too, a plain roll)
+        mode = None if mode == "advantage" else "disadvantage"
     rolled = swing(attack_, ctx.rng, foe.ac if foe is not None else None, mode)
     to_hit = f"{rolled.to_hit.expression} → {rolled.to_hit.total}"
     crit = " (natural 20)" if rolled.critical else " (natural 1)" if rolled.to_hit.natural == 1 else ""
@@ -421,7 +426,15 @@ def long_rest(ctx: ToolContext, args: RestArgs) -> str:
         if not members:
             raise ToolError("the party has no player characters to rest")
     lines = []
+    down = [ch.name for ch in members if ch.hp < 1]
+    if down and len(down) == len(members):  # the SRD: a long rest needs at least 1 hit point to do any good
+        raise ToolError(f"{' and '.join(down)} {'is' if len(down) == 1 else 'are'} at 0 hit points: a long rest "
+                        f"does nothing for a character with no hit points (heal or stabilise first)",
+                        public=f"{' and '.join(down)} cannot benefit from a long rest at 0 hit points.")
     for ch in members:
+        if ch.hp < 1:
+            lines.append(f"{ch.name}: no benefit at 0 HP")
+            continue
         regained = min(ch.level - ch.hit_dice, max(1, ch.level // 2))
         ch.hit_dice += regained
         ch.hp = ch.max_hp

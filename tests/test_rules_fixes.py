@@ -1,0 +1,85 @@
+"""SRD 5.1 details a table notices (issue #26 §1), each against the SRD's own numbers: heavy armour and DEX, the
+Stealth disadvantage and Strength speed penalty of heavy armour, unarmed strikes, heavy weapons in Small hands,
+a long rest at 0 hit points, and upcast text without phantom dice."""
+
+from __future__ import annotations
+
+import random
+
+from engine.basics import Item
+from engine.characters import make_character
+from engine.rules import check
+from engine.rules.attacks import find_weapon, profile
+from engine.rules.equipment import armor_class
+from engine.rules.origins import speed
+from engine.rules.spells import scaled
+from tests.conftest import call, ctx_for
+
+
+def wearing(armour: str, cls: str = "fighter", species: str = "human", **scores: int):
+    ch = make_character("u", "Tess", cls, species=species)
+    ch.inventory = [Item(name=armour)]
+    for ability, value in scores.items():
+        setattr(ch.abilities, ability, value)
+    return ch
+
+
+def test_heavy_armour_takes_no_dex_either_way():
+    assert armor_class(wearing("chain mail", dexterity=8)).value == 16  # SRD: 16, whatever the DEX
+    assert armor_class(wearing("chain mail", dexterity=18)).value == 16
+    assert armor_class(wearing("scale mail", dexterity=8)).value == 13  # medium: 14 + DEX (-1)
+    assert armor_class(wearing("scale mail", dexterity=18)).value == 16  # medium: at most +2
+
+
+def test_armour_that_clanks_gives_stealth_disadvantage():
+    plate = wearing("chain mail")
+    rolled = check(plate, "stealth", random.Random(1))
+    assert rolled.roll.expression.endswith(" dis") and "disadvantage: chain mail" in rolled.label
+    assert not check(plate, "stealth", random.Random(1), "advantage").roll.expression.endswith((" adv", " dis"))
+    assert not check(wearing("leather armor"), "stealth", random.Random(1)).roll.expression.endswith(" dis")
+    assert not check(plate, "dex", random.Random(1), save=True).roll.expression.endswith(" dis")
+
+
+def test_heavy_armour_too_heavy_for_its_wearer_costs_ten_feet_but_not_a_dwarf():
+    assert speed(wearing("plate armor", strength=14)) == 20  # plate needs STR 15
+    assert speed(wearing("plate armor", strength=15)) == 30
+    assert speed(wearing("chain mail", strength=12)) == 20  # chain mail needs 13
+    assert speed(wearing("plate armor", species="dwarf", strength=10)) == 25  # a dwarf's 25 ft, unslowed
+
+
+def test_unarmed_strikes_are_one_plus_strength_or_a_monks_martial_arts():
+    fighter = make_character("u", "Aria", "fighter")  # STR 16 (+3)
+    fist = profile(fighter, find_weapon(fighter, "unarmed"))
+    assert (fist.bonus, fist.damage, fist.weapon.type, fist.proficient) == (5, "4", "bludgeoning", True)
+    monk = make_character("u", "Ko", "monk", level=5)  # DEX 16 (+3) beats STR
+    strike = profile(monk, find_weapon(monk, "fists"))
+    assert (strike.ability, strike.damage) == ("dexterity", "1d6+3")  # Martial Arts d6 at level 5
+
+
+def test_a_heavy_weapon_in_small_hands_attacks_with_disadvantage(state):
+    halfling = make_character("u1", "Pip", "fighter", species="halfling")
+    halfling.inventory.append(Item(name="greatsword"))
+    state.characters["u1"] = halfling
+    ctx = ctx_for(state)
+    swung = call(ctx, '<attack attacker="Pip" target="Ysolde Marrick" weapon="greatsword"/>')
+    assert swung.ok and " dis →" in swung.observation
+    light = call(ctx, '<attack attacker="Pip" target="Ysolde Marrick" weapon="unarmed strike"/>')
+    assert light.ok and " dis →" not in light.observation
+
+
+def test_a_long_rest_does_nothing_at_zero_hit_points(state):
+    ctx = ctx_for(state)
+    for ch in state.characters.values():
+        ch.hp = 0
+    refused = call(ctx, "<long_rest/>")
+    assert not refused.ok and "at 0 hit points" in refused.observation
+    state.characters["u1"].hp = 1
+    rested = call(ctx, "<long_rest/>")
+    assert rested.ok and "Bram: no benefit at 0 HP" in rested.observation
+    assert state.characters["u1"].hp == state.characters["u1"].max_hp and state.characters["u2"].hp == 0
+
+
+def test_upcast_text_shows_the_real_dice():
+    assert scaled("1d4+4", "5", 1) == "1d4+9"  # False Life at 2nd level: no "0d1"
+    assert scaled("1d4+4", "5", 3) == "1d4+19"
+    assert scaled("3d6", "1d6", 2) == "5d6" and scaled("1d6", "1d8", 2) == "1d6+2d8"
