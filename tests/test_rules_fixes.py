@@ -83,3 +83,52 @@ def test_upcast_text_shows_the_real_dice():
     assert scaled("1d4+4", "5", 1) == "1d4+9"  # False Life at 2nd level: no "0d1"
     assert scaled("1d4+4", "5", 3) == "1d4+19"
     assert scaled("3d6", "1d6", 2) == "5d6" and scaled("1d6", "1d8", 2) == "1d6+2d8"
+
+
+def test_area_spells_strike_everyone_named_in_their_area(state):
+    from engine.rules.spells import AREA_TARGETS, find_spell
+
+    for name in ("Burning Hands", "Fireball", "Thunderwave", "Shatter", "Call Lightning", "Moonbeam"):
+        assert find_spell(name).area and find_spell(name).max_targets(None) == AREA_TARGETS, name
+    state.characters["u2"].spells = ["Burning Hands"]
+    ctx = ctx_for(state, actor="u2")
+    assert call(ctx, '<start_combat>{"enemy": [{"name": "Crab", "hp": 30, "ac": 11, "count": 3}]}</start_combat>').ok
+    cast = call(ctx, '<cast_spell caster="Bram" spell="Burning Hands" target="Crab 1, Crab 2, Crab 3"/>')
+    assert cast.ok, cast.observation
+    assert all(f"Crab {n}:" in cast.observation for n in (1, 2, 3))  # each saves: all three were in the cone
+
+
+def test_acid_arrow_still_splashes_half_on_a_miss(state):
+    from engine.characters import make_character as made
+
+    wizard = made("u2", "Bram", "wizard", level=3)
+    wizard.spells = ["Acid Arrow"]
+    state.characters["u2"] = wizard
+    for seed in range(40):  # the first seed whose arrow misses
+        trial = state.model_copy(deep=True)
+        ctx = ctx_for(trial, actor="u2", seed=seed)
+        trial.npcs["ysolde-marrick"].ac = 19
+        result = call(ctx, '<cast_spell caster="Bram" spell="Acid Arrow" target="Ysolde Marrick"/>')
+        if result.ok and ", miss" in result.observation and "natural 1" not in result.observation:
+            assert "but it splashes: half of" in result.observation
+            assert trial.npcs["ysolde-marrick"].hp < trial.npcs["ysolde-marrick"].max_hp or " = 0 acid" in result.observation
+            break
+    else:
+        raise AssertionError("no seed missed")
+
+
+def test_no_spellcasting_in_armour_the_class_is_not_trained_in(state):
+    wizard = state.characters["u2"]
+    wizard.inventory.append(Item(name="chain mail"))
+    ctx = ctx_for(state, actor="u2")
+    refused = call(ctx, '<cast_spell caster="Bram" spell="Fire Bolt" target="Ysolde Marrick"/>')
+    assert not refused.ok and "cannot cast spells wearing chain mail: a wizard is not trained in it" in refused.observation
+    wizard = state.characters["u2"]  # a refused call puts the state back: the character as it was
+    wizard.inventory = [i for i in wizard.inventory if i.name != "chain mail"] + [Item(name="shield")]
+    refused = call(ctx, '<cast_spell caster="Bram" spell="Fire Bolt" target="Ysolde Marrick"/>')
+    assert not refused.ok and "wearing a shield" in refused.observation
+    cleric = make_character("u3", "Cass", "cleric")  # scale mail and a shield, and trained in both
+    cleric.inventory.append(Item(name="chain mail"))  # heavy too: the Life domain
+    state.characters["u3"] = cleric
+    state.party.player_ids.append("u3")
+    assert call(ctx_for(state, actor="u3"), '<cast_spell caster="Cass" spell="Sacred Flame" target="Ysolde Marrick"/>').ok

@@ -166,6 +166,7 @@ class ClassData(Model):
     skills: int = Field(ge=2, le=4)
     skill_choices: list[str]
     weapons: list[str] = Field(min_length=1)
+    armor: list[Literal["light", "medium", "heavy", "shield"]] = Field(default_factory=list)  # what it is trained in
     martial_arts: bool = False  # DEX for its simple melee weapons and shortswords (the monk)
     background: str
     equipment: list[Item] = Field(min_length=1)

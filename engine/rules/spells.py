@@ -55,6 +55,7 @@ class Spell(Model):
     attack: Literal["melee", "ranged"] | None = None
     save: Ability | None = None
     half: bool = False
+    miss_half: bool = False  # a spell attack that still deals half its damage on a miss (Acid Arrow)
     damage: Dice | None = None
     healing: Dice | None = None
     count: int = Field(1, ge=1, le=5)  # darts, rays or beams, each rolled on its own
@@ -74,6 +75,8 @@ class Spell(Model):
             raise ValueError("a spell is either an attack or a saving throw, not both")
         if self.half and not (self.save and self.damage):
             raise ValueError("half damage on a save needs a save and damage")
+        if self.miss_half and not (self.attack and self.damage):
+            raise ValueError("half damage on a miss needs a spell attack and damage")
         if self.damage and self.healing:
             raise ValueError("a spell here deals damage or heals, not both")
         if (self.beams or self.drain or self.count > 1) and not self.damage:

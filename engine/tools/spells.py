@@ -12,6 +12,8 @@ from pydantic import Field
 from ..dice import Roll, roll as roll_dice
 from ..errors import BadInput, ToolError
 from ..rules import check
+from ..rules.data import rules as rules_data
+from ..rules.equipment import armor_class, worn_armor
 from ..rules import spells as rules
 from ..rules.attacks import critical as doubled
 from ..rules.spells import Spell, ordinal
@@ -57,6 +59,10 @@ def cast(ctx: ToolContext, ch: Character, name: str, target: str | None, level: 
     if ch.hp == 0:
         raise BadInput(f"{ch.name} is down (0 HP) and cannot cast a spell.")
     spell = rules.known_spell(ch, name)
+    untrained = untrained_armour(ch)
+    if untrained:
+        raise BadInput(f"{ch.name} cannot cast spells wearing {untrained}: a {ch.char_class} is not trained in it "
+                       f"(the SRD). Take it off first.")
     slot = rules.choose_slot(ch, spell, level)
     targets = _targets(ctx, ch, spell, slot, target)
     if spell.harmful and not confirmed:
@@ -141,7 +147,15 @@ def _attacks(rng: random.Random, ch: Character, spell: Spell, slot: int | None, 
         which = f"{_ray(spell).capitalize()} {n + 1}: spell" if count > 1 else "Spell"
         head = f"{which} attack {to_hit.expression} → {to_hit.total} vs AC {target.ac} ({target.name})"
         if to_hit.natural == 1 or (to_hit.natural != 20 and to_hit.total < target.ac):
-            lines.append(f"{head}, miss{' (natural 1)' if to_hit.natural == 1 else ''}.")
+            missed = f"{head}, miss{' (natural 1)' if to_hit.natural == 1 else ''}"
+            if spell.miss_half and spell.damage is not None:  # Acid Arrow splashes: half the damage, nothing after
+                splash = roll_dice(rules.dice_for(spell, spell.damage, slot, ch), rng)
+                amount = max(0, splash.total) // 2
+                dealt += amount
+                lines.append(f"{missed}, but it splashes: half of {splash.expression} → {splash.total} = {amount} "
+                             f"{spell.damage.type}. " + _apply_hp(target, amount, "damage"))
+            else:
+                lines.append(missed + ".")
             continue
         critical = to_hit.natural == 20
         if spell.damage is None:
@@ -225,3 +239,16 @@ def _ray(spell: Spell) -> str:
 
 
 __all__ = ["cast", "cast_spell"]
+
+
+def untrained_armour(ch: Character) -> str | None:
+    """The armour (or shield) `ch` wears without its class's training, which stops spellcasting; None: none."""
+    cls = rules_data().classes.get(ch.char_class)
+    if cls is None:
+        return None
+    body = worn_armor(ch)
+    if body is not None and body.category not in cls.armor:
+        return body.name
+    if "shield" not in cls.armor and "shield" in armor_class(ch).source:  # a shield the AC counts is in hand
+        return "a shield"
+    return None
