@@ -7,6 +7,7 @@ import discord
 from engine.rules import origins, proficiencies, spells
 from engine.rules.attacks import profile
 from engine.rules.equipment import carried_weapons
+from engine.rules.life import hp_line
 from engine.shops import closed_because, shop_heading, shops_here, stock_lines
 
 from engine.state import Character, GameState
@@ -29,7 +30,7 @@ def sheet_embed(ch: Character, advancement: str = "") -> discord.Embed:
     bg = origins.background_of(ch)
     heading = f"Level {ch.level} {origins.origin(ch)}" + (f" · {bg.name}" if bg else "")
     embed = discord.Embed(title=clip(ch.name, 256), description=heading, colour=COLOUR)
-    embed.add_field(name="Hit points", value=f"{ch.hp}/{ch.max_hp}" + (" (down)" if ch.hp == 0 else ""))
+    embed.add_field(name="Hit points", value=hp_line(ch))
     embed.add_field(name="Armour class", value=clip(ac_line(ch), 1024))
     embed.add_field(name="Speed", value=f"{origins.speed(ch)} ft")
     embed.add_field(name="Hit dice", value=f"{ch.hit_dice}d{ch.hit_die}")

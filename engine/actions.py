@@ -14,7 +14,7 @@ from .core import Core
 from .deps import Deps
 from .dice import Roll, roll as roll_dice
 from .errors import BadInput, NoCharacter, ToolError
-from .rules import levels
+from .rules import levels, life
 from .rules.levels import LevelUp
 from .shops import shops_here
 from .basics import AgentType
@@ -218,6 +218,22 @@ class PlayerActions(Core):
             lines.append(Message(channel_id=channel_id, author_id=owner_id, author_name=author_name,
                                  agent=AgentType.PLAYER, text=gained.describe(), witnesses=list(state.party.npc_ids)))
             return character, gained
+
+        return await self._write(channel_id, change)
+
+    async def death_save(self, channel_id: str, owner_id: str, author_name: str) -> str:
+        """A dying player's own death saving throw (/deathsave), on their turn in a fight; it enters the story."""
+        def change(session: Session, lines: list[Message]) -> str:
+            state = session.state
+            ch = state.characters.get(owner_id)
+            if ch is None:
+                raise NoCharacter()
+            on_turn(state, ch)
+            text = life.death_save(ch, self.deps.rng)
+            state.turn += 1
+            lines.append(Message(channel_id=channel_id, author_id=owner_id, author_name=author_name,
+                                 agent=AgentType.PLAYER, text=text, witnesses=list(state.party.npc_ids)))
+            return text
 
         return await self._write(channel_id, change)
 

@@ -41,6 +41,12 @@ class Character(Model):
     # taken (a game that levels by milestone); /levelup spends what the game's way of levelling allows.
     xp: NonNegativeInt = Field(0, le=10_000_000)
     milestones: NonNegativeInt = Field(0, le=19)
+    # Life and death (engine/rules/life.py): hit points that soak damage first, and at 0 HP the death saves.
+    temp_hp: NonNegativeInt = Field(0, le=1000)
+    death_successes: NonNegativeInt = Field(0, le=3)
+    death_failures: NonNegativeInt = Field(0, le=3)
+    stable: bool = False
+    dead: bool = False
 
     @model_validator(mode="before")
     @classmethod

@@ -283,7 +283,7 @@ def test_a_new_concentration_spell_ends_the_last_and_the_sheet_says_so():
     assert lines[-1] == "Concentrating on Hold Person" and "Prepared: Bless (1st), Shield of Faith (1st)" in lines[2]
     assert spells.sheet_lines(state.characters["u1"]) == []
     felled = call(ctx, f'<update_hp target="Iri" amount="{cleric.hp}"/>').observation
-    assert felled.endswith("Iri falls unconscious. Concentration on Hold Person ends.") and cleric.concentration is None
+    assert felled.endswith("Iri falls unconscious and is dying (death saving throws on their turns). Concentration on Hold Person ends.") and cleric.concentration is None
 
 
 def test_rests_bring_slots_back_pact_magic_on_a_short_rest_too():

@@ -110,7 +110,7 @@ def test_inventory_errors_never_go_negative(state):
 def test_damage_clamps_at_zero_and_knocks_out_then_healing_revives(state):
     ctx = ctx_for(state)
     aria = state.characters["u1"]
-    result = call(ctx, '<update_hp target="Aria" amount="50" kind="damage"/>')
+    result = call(ctx, '<update_hp target="Aria" amount="20" kind="damage"/>')
     assert result.ok and aria.hp == 0 and "unconscious" in aria.conditions and "falls unconscious" in result.observation
     healed = call(ctx, '<update_hp target="Aria" amount="500" kind="healing"/>')
     assert healed.ok and aria.hp == aria.max_hp and "unconscious" not in aria.conditions
@@ -322,12 +322,15 @@ def test_next_turn_skips_the_fallen_and_counts_rounds(state):
     move_party_to_grotto(state)
     call(ctx_for(state), '<start_combat>{"enemy": [{"name": "Crab", "hp": 4, "ac": 11}]}</start_combat>')
     cctx = ctx_for(state, agent=COMBAT)
-    state.characters["u2"].hp = 0  # Bram is down
+    state.characters["u2"].hp, state.characters["u2"].stable = 0, True  # Bram is down, and stable: no turns
     names = []
     for _ in range(4):
         call(cctx, "<next_turn/>")
         names.append(state.combat.current().name)
     assert "Bram" not in names and state.combat.round >= 2
+    state.characters["u2"].stable = False  # dying: his turns are his death saves
+    said = [call(cctx, "<next_turn/>").observation for _ in range(3)]
+    assert any("Bram is dying: their turn is a death saving throw" in s for s in said)
 
 
 def test_combat_errors(state):

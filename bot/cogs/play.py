@@ -187,6 +187,14 @@ class PlayCog(commands.Cog):
         for piece in pieces[1:4]:  # a long campaign's journal: its first pages, section by section with /journal
             await interaction.followup.send(piece, ephemeral=True, allowed_mentions=NO_PINGS)
 
+    @app_commands.command(name="deathsave")
+    @app_commands.guild_only()
+    async def deathsave(self, interaction: discord.Interaction) -> None:
+        """Your dying character's death saving throw (a d20: 10 or more succeeds; three of either decide)."""
+        text = await self.bot.engine.death_save(str(interaction.channel_id), str(interaction.user.id),
+                                                interaction.user.display_name)
+        await interaction.response.send_message(f"💀 {clip(text, 1900)}", allowed_mentions=NO_PINGS)
+
     @app_commands.command(name="map")
     @app_commands.guild_only()
     async def map(self, interaction: discord.Interaction) -> None:

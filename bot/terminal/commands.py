@@ -22,6 +22,7 @@ HELP = """Type what your character does, or @Name to speak to someone here. Comm
   /cast fire bolt at Goblin 1 [level 2] [adv|dis]   cast a spell of yours (commas between several targets)
   /attack longsword [at] Goblin 1 [adv|dis]  attack with a weapon you carry (no target: just the rolls)
   /levelup [roll]    gain a level (hit points: the average, or roll the hit die)
+  /deathsave         your dying character's death saving throw
   /award 300 [to Name, Name] [for why], /award milestone [to Name]  what the GM grants (you run this game)
   /inventory         what you carry      /quests       the quest log
   /journal [npcs|places|items|quests|secrets|notes|story]  what the party has met, seen and learned
@@ -133,6 +134,9 @@ async def award(t: Seat, text: str) -> None:
 
 async def journal(t: Seat, section: str) -> None:
     t.out(render.markdown_text(await t.engine.journal(t.channel, section.strip().lower() or None), t.color))
+
+async def deathsave(t: Seat, _: str) -> None:
+    t.out(wrap("💀 " + await t.engine.death_save(t.channel, t.user_id, t.user_name)))
 
 async def show_map(t: Seat, _: str) -> None:
     text, _ = await t.engine.world_map(t.channel, picture=False)
@@ -251,6 +255,7 @@ COMMANDS: dict[str, Callable[[Seat, str], Awaitable[None]]] = {
     "/award": award,
     "/journal": journal,
     "/map": show_map,
+    "/deathsave": deathsave,
     "/note": note,
     "/sheet": sheet,
     "/inventory": inventory,

@@ -301,6 +301,7 @@ def sheet(ch: Character, ansi: bool, advancement: str = "") -> str:
     from rich.text import Text
 
     from engine.rules import origins, proficiencies
+    from engine.rules.life import hp_line
     from engine.rules.attacks import profile
     from engine.rules.equipment import carried_weapons
     from engine.tools.character import ac_line, sheet_features
@@ -310,7 +311,7 @@ def sheet(ch: Character, ansi: bool, advancement: str = "") -> str:
     head.append(f" — level {ch.level} {origins.origin(ch)}" + (f", {bg.name}" if bg else "")
                 + (f" · {advancement}" if advancement else ""), style="")
     vitals = _table(None, "HP", "AC", "Speed", "Hit dice", "Conditions")
-    vitals.add_row(f"{ch.hp}/{ch.max_hp}" + (" (down)" if ch.hp == 0 else ""), ac_line(ch), f"{origins.speed(ch)} ft",
+    vitals.add_row(hp_line(ch), ac_line(ch), f"{origins.speed(ch)} ft",
                    f"{ch.hit_dice}d{ch.hit_die}", ", ".join(ch.conditions) or "none")
     names = list(type(ch.abilities).model_fields)
     abilities = _table(None, *(f"{a[:3].upper()}>" for a in names))

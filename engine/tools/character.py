@@ -10,6 +10,7 @@ from pydantic import Field, model_validator
 from ..dice import roll as roll_dice
 from ..errors import BadInput, ToolError
 from ..rules import origins, spells
+from ..rules import life
 from ..rules.attacks import UNARMED_NAMES, critical as doubled, find_weapon, profile, swing, too_heavy, unarmed
 from ..rules.checks import Mode
 from ..rules.data import rules, weapon as weapon_by_name
@@ -73,7 +74,9 @@ def character_sheet(ch: Character, brief: bool = False, leveling: str = "xp") ->
     items = ", ".join(f"{i.name} ×{i.quantity}" for i in ch.inventory) or "nothing"
     weapons = "; ".join([*(profile(ch, w).describe() for w in carried_weapons(ch)), unarmed(ch).describe()])
     features = "" if brief else f"Features and traits: {', '.join(f.name for f in sheet_features(ch)) or 'none'}. "
-    return (f"{ch.name}, level {ch.level} {origins.origin(ch)}: HP {ch.hp}/{ch.max_hp}, AC {ac_line(ch)}, "
+    dying = life.state_line(ch)
+    hp = f"HP {ch.hp}/{ch.max_hp}" + (f" ({dying})" if dying else "") + (f" + {ch.temp_hp} temporary" if ch.temp_hp else "")
+    return (f"{ch.name}, level {ch.level} {origins.origin(ch)}: {hp}, AC {ac_line(ch)}, "
             f"speed {origins.speed(ch)} ft, hit dice {ch.hit_dice}d{ch.hit_die} left. {abilities}. "
             f"Conditions: {', '.join(ch.conditions) or 'none'}. Weapons (attack with weapon=): {weapons}. "
             f"{features}Carrying: {items}. Coin: {ch.currency.describe()}. Advancement: {progress(ch, leveling)}."
@@ -216,7 +219,7 @@ def attack(ctx: ToolContext, args: AttackArgs) -> str:
     critical = to_hit.natural == 20
     expression = doubled(damage) if critical else damage
     hurt = roll_dice(expression, ctx.rng)
-    applied = _apply_hp(target, max(0, hurt.total), "damage")
+    applied = _apply_hp(target, max(0, hurt.total), "damage", critical)
     kind = "critical hit (damage dice doubled)" if critical else "hit"
     typed = f" {action.damage_type}" if action else ""
     told = f"{head}, {kind}; damage {hurt.expression} → {hurt.total}{typed}. {applied}"
@@ -277,7 +280,7 @@ def weapon_attack(ctx: ToolContext, ch: Character, weapon: str, target: str | No
         told = f"{head}, miss{crit}. No damage.{spent}"
         return Told(told, told)
     kind = "critical hit (damage dice doubled)" if rolled.critical else "hit"
-    applied = _apply_hp(foe, max(0, damage.total), "damage")
+    applied = _apply_hp(foe, max(0, damage.total), "damage", rolled.critical)
     told = f"{head}, {kind}; damage {damage.expression} → {damage.total} {w.type}. {applied}{spent}"
     return Told(told, told)
 
@@ -317,7 +320,9 @@ def update_hp(ctx: ToolContext, args: HpArgs) -> str:
     return Told(told, told)  # "Giant Rat 1 takes 6 damage: HP 0/7. Giant Rat 1 is defeated." — every word of it
 
 
-def _apply_hp(target: Character | NPC | Participant, amount: int, kind: str) -> str:
+def _apply_hp(target: Character | NPC | Participant, amount: int, kind: str, critical: bool = False) -> str:
+    if isinstance(target, Character):
+        return _character_hp(target, amount, kind, critical)
     hp, max_hp = target.hp or 0, target.max_hp or 1
     new = max(0, hp - amount) if kind == "damage" else min(max_hp, hp + amount)
     target.hp = new
@@ -345,6 +350,18 @@ def _apply_hp(target: Character | NPC | Participant, amount: int, kind: str) -> 
         note = f" {name} was already at 0 HP."
     change = f"takes {hp - new} damage" if kind == "damage" else f"regains {new - hp} HP"
     return f"{name} {change}: HP {new}/{max_hp}.{note}"
+
+
+def _character_hp(ch: Character, amount: int, kind: str, critical: bool) -> str:
+    """A player character's hit points by the SRD: temporary ones first, death saves at 0, death itself."""
+    before = ch.hp
+    if kind == "damage":
+        note = life.damage(ch, amount, critical)
+        return f"{ch.name} takes {amount} damage: HP {ch.hp}/{ch.max_hp}.{note}"
+    if ch.dead:
+        raise ToolError(f"{ch.name} is dead: healing does not bring them back", public=True)
+    ch.hp = min(ch.max_hp, ch.hp + amount)
+    return f"{ch.name} regains {ch.hp - before} HP: HP {ch.hp}/{ch.max_hp}.{life.heal(ch, before)}"
 
 
 def resolve_hp_target(ctx: ToolContext, ref: str | None, *, reach: bool = False) -> Character | NPC | Participant:

@@ -8,6 +8,7 @@ from ..errors import ToolError
 from ..shops import hand_out
 from ..basics import XP_BY_CR, Abilities, Attack, slug
 from ..entities import MAX_COMBATANTS, EnemyTemplate
+from ..rules import life
 from ..rules.levels import earned
 from ..state import GameState, Participant
 from .registry import COMBAT, NARRATIVE, Args, Told, ToolContext, tool
@@ -166,7 +167,7 @@ def tracker_rows(state: GameState) -> list[tuple[bool, Participant, int, int]]:
 
 def tracker(state: GameState) -> str:
     rows = [f"{'▶ ' if now else ''}{p.name} [{p.faction}] init {p.initiative}, AC {p.ac}, "
-            f"{'down' if hp == 0 else f'HP {hp}/{max_hp}'}" for now, p, hp, max_hp in tracker_rows(state)]
+            f"{_down_as(state, p) if hp == 0 else f'HP {hp}/{max_hp}'}" for now, p, hp, max_hp in tracker_rows(state)]
     return f"Round {state.combat.round}: " + "; ".join(rows)
 
 
@@ -180,7 +181,8 @@ def next_turn(ctx: ToolContext, args: NoArgs) -> str:
     combat = ctx.state.combat
     if not combat.active:
         raise ToolError("there is no combat going on")
-    standing = [i for i, p in enumerate(combat.order) if participant_hp(ctx.state, p)[0] > 0]
+    # A player character dying at 0 HP still has turns: each is a death saving throw.
+    standing = [i for i, p in enumerate(combat.order) if participant_hp(ctx.state, p)[0] > 0 or _dying(ctx.state, p)]
     if not standing:
         raise ToolError("no one is left standing; end the combat")
     idx = combat.turn_index
@@ -195,7 +197,14 @@ def next_turn(ctx: ToolContext, args: NoArgs) -> str:
     current = combat.order[idx]
     enemies_left = [p.name for p in combat.order if p.faction == "enemy" and participant_hp(ctx.state, p)[0] > 0]
     tail = "" if enemies_left else " No enemy is left standing: end the combat."
+    if _dying(ctx.state, current):
+        tail += f" {current.name} is dying: their turn is a death saving throw (death_save), then next_turn."
     return f"Round {combat.round}, {current.name}'s turn ({current.faction}).{tail} {tracker(ctx.state)}"
+
+
+def _dying(state: GameState, p: Participant) -> bool:
+    ch = state.characters.get(p.id) if p.faction == "player" else None
+    return ch is not None and ch.hp == 0 and not ch.stable and not ch.dead
 
 
 class EndCombatArgs(Args):
@@ -245,3 +254,9 @@ def _xp_for_the_fallen(state: GameState, fallen: list[Participant]) -> str:
     if ready:
         told += f" {' and '.join(ready)} {'has' if len(ready) == 1 else 'have'} earned a level (/levelup)."
     return told
+
+
+def _down_as(state: GameState, p: Participant) -> str:
+    """How a combatant at 0 HP stands: a player character dying (its saves), stable or dead; anyone else down."""
+    ch = state.characters.get(p.id) if p.faction == "player" else None
+    return life.state_line(ch) if ch is not None else "down"

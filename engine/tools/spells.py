@@ -11,7 +11,7 @@ from pydantic import Field
 
 from ..dice import Roll, roll as roll_dice
 from ..errors import BadInput, ToolError
-from ..rules import check
+from ..rules import check, life
 from ..rules.data import rules as rules_data
 from ..rules.equipment import armor_class, worn_armor
 from ..rules import spells as rules
@@ -85,6 +85,11 @@ def cast(ctx: ToolContext, ch: Character, name: str, target: str | None, level: 
     if spell.roll:
         rolled = roll_dice(rules.dice_for(spell, spell.roll, slot, ch), ctx.rng)
         lines.append(f"{rolled.expression} → {rolled.total} {spell.roll.what}.")
+        if spell.roll.what == "temporary hit points":  # False Life: they soak damage first, and never stack
+            for t in [t for t in targets if isinstance(t, Character)] or [ch]:
+                lines.append(life.gain_temporary(t, max(0, rolled.total)))
+    if spell.name == "Spare the Dying":  # a dying creature touched becomes stable
+        lines += [life.stabilize(t) for t in targets if isinstance(t, Character) and t.hp == 0 and not t.dead]
     if not spell.harmful and not spell.healing and not spell.roll:
         lines.append(spell.description)
     if spell.concentration:
@@ -169,7 +174,7 @@ def _attacks(rng: random.Random, ch: Character, spell: Spell, slot: int | None, 
         kind = "critical hit (damage dice doubled)" if critical else "hit"
         effect = f"; {spell.effect}" if spell.effect else ""
         lines.append(f"{head}, {kind}: {hurt.expression} → {hurt.total} {spell.damage.type}{effect}. "
-                     + _apply_hp(target, max(0, hurt.total), "damage"))
+                     + _apply_hp(target, max(0, hurt.total), "damage", critical))
     return lines + _drained(ch, spell, dealt)
 
 
