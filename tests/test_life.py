@@ -145,3 +145,27 @@ async def test_a_dying_player_rolls_their_own_death_save_and_the_tracker_says_so
     aria = state.characters["u1"]
     shown = f"HP {aria.hp}/{aria.max_hp}" if aria.hp else life.state_line(aria)  # back on a 20, else how she lies
     assert "Aria [player] init" in tracker(state) and shown in tracker(state)
+
+
+def test_damage_calls_for_a_concentration_save(state):
+    ctx = ctx_for(state)
+    held = broken = 0
+    for seed in range(60):
+        trial = state.model_copy(deep=True)
+        bram = trial.characters["u2"]
+        bram.concentration = "Hold Person"
+        result = call(ctx_for(trial, seed=seed), '<update_hp target="Bram" amount="2"/>')
+        assert "Concentration on Hold Person: Constitution saving throw" in result.observation
+        assert "vs DC 10" in result.observation  # 2 damage: DC 10 (half of it is less)
+        if trial.characters["u2"].concentration is None:
+            broken += 1
+            assert result.observation.endswith("it ends.")
+        else:
+            held += 1
+            assert result.observation.endswith("it holds.")
+    assert held and broken
+    state.characters["u2"].hp = 60
+    state.characters["u2"].max_hp = 60
+    state.characters["u2"].concentration = "Hold Person"
+    hard = call(ctx, '<update_hp target="Bram" amount="30"/>')
+    assert "vs DC 15" in hard.observation  # half of 30

@@ -125,10 +125,11 @@ class Swing:
     to_hit: Roll
     ac: int | None
     damage: Roll | None  # None: it missed
+    forced: bool = False  # a hit that is critical whatever the die (a paralysed target within 5 feet)
 
     @property
     def critical(self) -> bool:
-        return self.to_hit.natural == 20
+        return self.to_hit.natural == 20 or (self.forced and self.damage is not None)
 
     @property
     def hit(self) -> bool | None:
@@ -138,11 +139,14 @@ class Swing:
         return self.critical or (self.to_hit.natural != 1 and self.to_hit.total >= self.ac)
 
 
-def swing(attack: Attack, rng: random.Random, ac: int | None = None, mode: Mode = None) -> Swing:
-    """Roll the attack and its damage (the damage counts only on a hit; with no target both are reported)."""
+def swing(attack: Attack, rng: random.Random, ac: int | None = None, mode: Mode = None,
+          crit_on_hit: bool = False) -> Swing:
+    """Roll the attack and its damage (the damage counts only on a hit; with no target both are reported);
+    `crit_on_hit`: any hit is critical (the target paralysed or unconscious, within 5 feet)."""
     suffix = {"advantage": " adv", "disadvantage": " dis"}.get(mode or "", "")
     to_hit = roll(f"1d20{attack.bonus:+d}{suffix}", rng)
     hit = ac is None or to_hit.natural == 20 or (to_hit.natural != 1 and to_hit.total >= ac)
-    expression = critical(attack.damage) if to_hit.natural == 20 else attack.damage
+    forced = crit_on_hit and ac is not None and hit
+    expression = critical(attack.damage) if to_hit.natural == 20 or forced else attack.damage
     damage = roll(expression, rng) if hit else None
-    return Swing(attack, to_hit, ac, damage)
+    return Swing(attack, to_hit, ac, damage, forced)

@@ -12,6 +12,7 @@ from ..dice import Roll, roll
 from ..errors import BadInput
 from ..basics import ABILITIES, SKILLS
 from ..state import Character
+from . import conditions
 from .equipment import worn_armor
 
 SHORT = {"str": "strength", "dex": "dexterity", "con": "constitution", "int": "intelligence", "wis": "wisdom",
@@ -103,6 +104,16 @@ def check(ch: Character, what: str, rng: random.Random, mode: Mode = None, *, sa
         raise BadInput(f"'{what}' is neither a skill nor an ability." + (f" Did you mean {close[0]}?" if close else "")
                        + f" Skills: {', '.join(SKILLS)}.")
     bonus = ch.abilities.mod(ability) + (proficiency_bonus(ch.level) if proficient else 0)
+    if save:
+        failed = conditions.fails_save(ch.conditions, ability)
+        if failed:  # paralysed, stunned, unconscious: STR and DEX saves fail without a roll
+            return Check(label + f" (fails: {failed})", ability, proficient, bonus,
+                         Roll(f"no roll ({failed})", 0, "an automatic failure", None))
+        mode, why = conditions.save_mode(mode, ch.conditions, ability)
+    else:
+        mode, why = conditions.check_mode(mode, ch.conditions)
+    if why:
+        label += f" ({why})"
     if key == "stealth" and not save:  # armour that clanks: disadvantage (with advantage too, a plain roll)
         armour = worn_armor(ch)
         if armour is not None and armour.stealth_disadvantage:

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import difflib
+import random
 from typing import Literal
 
 from pydantic import Field, model_validator
 
 from ..dice import roll as roll_dice
 from ..errors import BadInput, ToolError
-from ..rules import origins, spells
-from ..rules import life
+from ..rules import conditions, life, origins, spells
 from ..rules.attacks import UNARMED_NAMES, critical as doubled, find_weapon, profile, swing, too_heavy, unarmed
-from ..rules.checks import Mode
+from ..rules.checks import Mode, check
 from ..rules.data import rules, weapon as weapon_by_name
 from ..rules.equipment import armor_class, carried_weapons, sync_armor_class
 from ..basics import COIN_VALUE, DAMAGE_DICE, Item
@@ -208,18 +208,26 @@ def attack(ctx: ToolContext, args: AttackArgs) -> str:
     bonus = action.bonus if action else args.bonus if args.bonus is not None else _default_bonus(ctx, args.attacker)
     damage = action.damage if action else args.damage
     assert damage is not None
-    mode = {"advantage": " adv", "disadvantage": " dis"}.get(args.roll, "")
+    own = _conditions_of(ctx, attacker)
+    stopped = conditions.cannot_act(own)
+    if stopped:
+        raise ToolError(f"{attacker} is {stopped} and cannot attack", public=True)
+    melee = not (action.reach.lower().startswith("range") if action else False)
+    asked = None if args.roll == "normal" else args.roll
+    chosen, why = conditions.attack_mode(asked, own, target.conditions, melee)
+    mode = {"advantage": " adv", "disadvantage": " dis"}.get(chosen or "", "")
     to_hit = roll_dice(f"1d20{bonus:+d}{mode}", ctx.rng)
     weapon = action.name if action else args.weapon
     with_what = f" with {weapon}" if weapon else ""
-    head = f"{attacker} attacks {target.name}{with_what}: {to_hit.expression} → {to_hit.total} vs AC {target.ac}"
+    head = (f"{attacker} attacks {target.name}{with_what}: {to_hit.expression} → {to_hit.total}"
+            + (f" ({why})" if why else "") + f" vs AC {target.ac}")
     if to_hit.natural == 1 or (to_hit.natural != 20 and to_hit.total < target.ac):
         missed = f"{head}, miss{' (natural 1)' if to_hit.natural == 1 else ''}. No damage."
         return Told(missed, missed)
-    critical = to_hit.natural == 20
+    critical = to_hit.natural == 20 or (melee and conditions.melee_crit(target.conditions))
     expression = doubled(damage) if critical else damage
     hurt = roll_dice(expression, ctx.rng)
-    applied = _apply_hp(target, max(0, hurt.total), "damage", critical)
+    applied = _apply_hp(target, max(0, hurt.total), "damage", critical, ctx.rng)
     kind = "critical hit (damage dice doubled)" if critical else "hit"
     typed = f" {action.damage_type}" if action else ""
     told = f"{head}, {kind}; damage {hurt.expression} → {hurt.total}{typed}. {applied}"
@@ -246,6 +254,9 @@ def weapon_attack(ctx: ToolContext, ch: Character, weapon: str, target: str | No
     fight needs `confirmed` (its player said yes), else ConfirmAttack asks."""
     if ch.hp == 0:
         raise ToolError(f"{ch.name} is down and cannot attack", public=True)
+    stopped = conditions.cannot_act(ch.conditions)
+    if stopped:
+        raise ToolError(f"{ch.name} is {stopped} and cannot attack", public=True)
     try:
         attack_ = profile(ch, find_weapon(ch, weapon))
     except BadInput as exc:
@@ -263,12 +274,14 @@ def weapon_attack(ctx: ToolContext, ch: Character, weapon: str, target: str | No
             raise ToolError(f"{ch.name} has no {w.ammunition} left for the {w.name}", public=True)
         _change_items(ch, ammo.name, -1)
         spent = f" {ammo.quantity if ammo in ch.inventory else 0} {w.ammunition} left."
-    small = too_heavy(ch, w)
-    if small:  # a heavy weapon in Small hands: disadvantage (with advantage too, a plain roll)
-        mode = None if mode == "advantage" else "disadvantage"
-    rolled = swing(attack_, ctx.rng, foe.ac if foe is not None else None, mode)
-    to_hit = f"{rolled.to_hit.expression} → {rolled.to_hit.total}"
-    crit = " (natural 20)" if rolled.critical else " (natural 1)" if rolled.to_hit.natural == 1 else ""
+    melee = w.kind == "melee"
+    mode, why = conditions.attack_mode(mode, ch.conditions, foe.conditions if foe is not None else [], melee,
+                                       ["heavy weapon in Small hands"] if too_heavy(ch, w) else [])
+    rolled = swing(attack_, ctx.rng, foe.ac if foe is not None else None, mode,
+                   crit_on_hit=melee and foe is not None and conditions.melee_crit(foe.conditions))
+    to_hit = f"{rolled.to_hit.expression} → {rolled.to_hit.total}" + (f" ({why})" if why else "")
+    crit = (" (natural 20)" if rolled.to_hit.natural == 20 else " (a helpless target: critical)" if rolled.critical
+            else " (natural 1)" if rolled.to_hit.natural == 1 else "")
     damage = rolled.damage
     if foe is None:
         assert damage is not None
@@ -280,9 +293,20 @@ def weapon_attack(ctx: ToolContext, ch: Character, weapon: str, target: str | No
         told = f"{head}, miss{crit}. No damage.{spent}"
         return Told(told, told)
     kind = "critical hit (damage dice doubled)" if rolled.critical else "hit"
-    applied = _apply_hp(foe, max(0, damage.total), "damage", rolled.critical)
+    applied = _apply_hp(foe, max(0, damage.total), "damage", rolled.critical, ctx.rng)
     told = f"{head}, {kind}; damage {damage.expression} → {damage.total} {w.type}. {applied}{spent}"
     return Told(told, told)
+
+
+def _conditions_of(ctx: ToolContext, name: str) -> list[str]:
+    """The conditions of whoever attacks by this name: a combatant, an NPC or a character."""
+    key = name.strip().lower()
+    for p in ctx.state.combat.order if ctx.state.combat.active else []:
+        if p.name.lower() == key or p.id == key:
+            holder = ctx.state.characters.get(p.id) or ctx.state.npcs.get(p.id)
+            return list(holder.conditions if holder is not None else p.conditions)
+    found = ctx.state.find_character(name) or ctx.state.find_npc(name)
+    return list(found.conditions) if found is not None else []
 
 
 def _attacker_name(ctx: ToolContext, ref: str | None) -> str:
@@ -316,13 +340,16 @@ class HpArgs(Args):
       agents={NARRATIVE, COMBAT}, changes_state=True)
 def update_hp(ctx: ToolContext, args: HpArgs) -> str:
     """Apply damage or healing to a character, NPC or combatant; hit points stay between 0 and their maximum."""
-    told = _apply_hp(resolve_hp_target(ctx, args.target), args.amount, args.kind)
+    told = _apply_hp(resolve_hp_target(ctx, args.target), args.amount, args.kind, rng=ctx.rng)
     return Told(told, told)  # "Giant Rat 1 takes 6 damage: HP 0/7. Giant Rat 1 is defeated." — every word of it
 
 
-def _apply_hp(target: Character | NPC | Participant, amount: int, kind: str, critical: bool = False) -> str:
+def _apply_hp(target: Character | NPC | Participant, amount: int, kind: str, critical: bool = False,
+              rng: random.Random | None = None) -> str:
+    """Damage or healing to anyone; a player character's by the SRD (engine/rules/life.py), and with `rng` the
+    concentration save that damage calls for (a healing never needs one)."""
     if isinstance(target, Character):
-        return _character_hp(target, amount, kind, critical)
+        return _character_hp(target, amount, kind, critical, rng)
     hp, max_hp = target.hp or 0, target.max_hp or 1
     new = max(0, hp - amount) if kind == "damage" else min(max_hp, hp + amount)
     target.hp = new
@@ -352,11 +379,23 @@ def _apply_hp(target: Character | NPC | Participant, amount: int, kind: str, cri
     return f"{name} {change}: HP {new}/{max_hp}.{note}"
 
 
-def _character_hp(ch: Character, amount: int, kind: str, critical: bool) -> str:
-    """A player character's hit points by the SRD: temporary ones first, death saves at 0, death itself."""
+def _character_hp(ch: Character, amount: int, kind: str, critical: bool, rng: random.Random | None) -> str:
+    """A player character's hit points by the SRD: temporary ones first, death saves at 0, death itself; damage
+    to one who concentrates calls for a CON save (DC 10 or half the damage) that keeps the spell."""
     before = ch.hp
     if kind == "damage":
         note = life.damage(ch, amount, critical)
+        if ch.concentration and ch.hp > 0 and amount > 0:
+            dc = max(10, amount // 2)
+            if rng is None:  # no dice at hand: the GM is told to roll it
+                note += f" Concentration on {ch.concentration}: a DC {dc} Constitution save keeps it."
+            else:
+                kept = check(ch, "constitution", rng, save=True)
+                held = kept.roll.total >= dc
+                note += (f" Concentration on {ch.concentration}: {kept.outcome(dc)}"
+                         + (", it holds." if held else ", it ends."))
+                if not held:
+                    ch.concentration = None
         return f"{ch.name} takes {amount} damage: HP {ch.hp}/{ch.max_hp}.{note}"
     if ch.dead:
         raise ToolError(f"{ch.name} is dead: healing does not bring them back", public=True)

@@ -11,7 +11,7 @@ from pydantic import Field
 
 from ..dice import Roll, roll as roll_dice
 from ..errors import BadInput, ToolError
-from ..rules import check, life
+from ..rules import check, conditions, life
 from ..rules.data import rules as rules_data
 from ..rules.equipment import armor_class, worn_armor
 from ..rules import spells as rules
@@ -58,6 +58,9 @@ def cast(ctx: ToolContext, ch: Character, name: str, target: str | None, level: 
     ConfirmAttack asks."""
     if ch.hp == 0:
         raise BadInput(f"{ch.name} is down (0 HP) and cannot cast a spell.")
+    stopped = conditions.cannot_act(ch.conditions)
+    if stopped:
+        raise BadInput(f"{ch.name} is {stopped} and cannot cast a spell.")
     spell = rules.known_spell(ch, name)
     untrained = untrained_armour(ch)
     if untrained:
@@ -148,9 +151,12 @@ def _attacks(rng: random.Random, ch: Character, spell: Spell, slot: int | None, 
     count = rules.beams(spell, slot, ch)
     for n in range(count):
         target = targets[min(n, len(targets) - 1)]
-        to_hit = roll_dice(f"1d20{bonus:+d}" + {"advantage": " adv", "disadvantage": " dis"}.get(mode or "", ""), rng)
+        melee = spell.attack == "melee"
+        chosen, why = conditions.attack_mode(mode, ch.conditions, target.conditions, melee)
+        to_hit = roll_dice(f"1d20{bonus:+d}" + {"advantage": " adv", "disadvantage": " dis"}.get(chosen or "", ""), rng)
         which = f"{_ray(spell).capitalize()} {n + 1}: spell" if count > 1 else "Spell"
-        head = f"{which} attack {to_hit.expression} → {to_hit.total} vs AC {target.ac} ({target.name})"
+        head = (f"{which} attack {to_hit.expression} → {to_hit.total}" + (f" ({why})" if why else "")
+                + f" vs AC {target.ac} ({target.name})")
         if to_hit.natural == 1 or (to_hit.natural != 20 and to_hit.total < target.ac):
             missed = f"{head}, miss{' (natural 1)' if to_hit.natural == 1 else ''}"
             if spell.miss_half and spell.damage is not None:  # Acid Arrow splashes: half the damage, nothing after
@@ -158,11 +164,11 @@ def _attacks(rng: random.Random, ch: Character, spell: Spell, slot: int | None, 
                 amount = max(0, splash.total) // 2
                 dealt += amount
                 lines.append(f"{missed}, but it splashes: half of {splash.expression} → {splash.total} = {amount} "
-                             f"{spell.damage.type}. " + _apply_hp(target, amount, "damage"))
+                             f"{spell.damage.type}. " + _apply_hp(target, amount, "damage", rng=rng))
             else:
                 lines.append(missed + ".")
             continue
-        critical = to_hit.natural == 20
+        critical = to_hit.natural == 20 or (melee and conditions.melee_crit(target.conditions))
         if spell.damage is None:
             lines.append(f"{head}, hit" + (f": {spell.effect}." if spell.effect else "."))
             continue
@@ -174,7 +180,7 @@ def _attacks(rng: random.Random, ch: Character, spell: Spell, slot: int | None, 
         kind = "critical hit (damage dice doubled)" if critical else "hit"
         effect = f"; {spell.effect}" if spell.effect else ""
         lines.append(f"{head}, {kind}: {hurt.expression} → {hurt.total} {spell.damage.type}{effect}. "
-                     + _apply_hp(target, max(0, hurt.total), "damage", critical))
+                     + _apply_hp(target, max(0, hurt.total), "damage", critical, rng))
     return lines + _drained(ch, spell, dealt)
 
 
@@ -200,7 +206,7 @@ def _saves(rng: random.Random, ch: Character, spell: Spell, slot: int | None, ta
         if hurt is not None and (not success or spell.half):
             amount = max(0, hurt.total) // (2 if success else 1)
             dealt += amount
-            line += f"; {'half' if success else 'full'} damage. " + _apply_hp(target, amount, "damage")
+            line += f"; {'half' if success else 'full'} damage. " + _apply_hp(target, amount, "damage", rng=rng)
         else:
             line += "."
         lines.append(line)
@@ -208,9 +214,15 @@ def _saves(rng: random.Random, ch: Character, spell: Spell, slot: int | None, ta
 
 
 def _save_roll(rng: random.Random, target: Target, ability: str, mode: Mode) -> Roll:
-    """A character saves by their sheet; anyone else by their ability scores when they have them, else +0."""
+    """A character saves by their sheet; anyone else by their ability scores when they have them, else +0 (and
+    by their conditions: a paralysed creature fails STR and DEX saves, a restrained one rolls DEX at a
+    disadvantage)."""
     if isinstance(target, Character):
         return check(target, ability, rng, mode, save=True).roll
+    failed = conditions.fails_save(target.conditions, ability)
+    if failed:
+        return Roll(f"no roll ({failed})", 0, "an automatic failure", None)
+    mode, _ = conditions.save_mode(mode, target.conditions, ability)
     scores = getattr(target, "abilities", None)
     bonus = scores.mod(ability) if scores is not None else 0
     return roll_dice((f"1d20{bonus:+d}" if bonus else "1d20")
@@ -229,7 +241,7 @@ def _automatic(rng: random.Random, ch: Character, spell: Spell, slot: int | None
         which = f"{_ray(spell).capitalize()} {n + 1} ({target.name})" if count > 1 else target.name
         effect = f"; {spell.effect}" if spell.effect else ""
         lines.append(f"{which}: {hurt.expression} → {hurt.total} {spell.damage.type}{effect}. "
-                     + _apply_hp(target, max(0, hurt.total), "damage"))
+                     + _apply_hp(target, max(0, hurt.total), "damage", rng=rng))
     return lines + _drained(ch, spell, dealt)
 
 

@@ -1,0 +1,77 @@
+"""Conditions that change the numbers (SRD 5.1 appendix, CC-BY-4.0): who attacks with advantage or disadvantage,
+who cannot act, which saves fail without a roll, and the melee hits that become critical.
+
+Conditions are the words in a creature's `conditions` list (a character, an NPC, a combatant), as the agents set
+them ("poisoned", "prone", …); "exhaustion" counts as its first level. Advantage and disadvantage from any number
+of sources cancel to a plain roll, as the SRD has it."""
+
+from __future__ import annotations
+
+from typing import Iterable, Literal
+
+Mode = Literal["advantage", "disadvantage"] | None
+
+INCAPACITATED = {"incapacitated", "paralyzed", "paralysed", "petrified", "stunned", "unconscious", "dead", "defeated"}
+# Attacking while one of these: disadvantage (prone, poisoned, blinded, restrained, frightened) or advantage
+ATTACKER_DIS = {"blinded", "frightened", "poisoned", "prone", "restrained"}
+ATTACKER_ADV = {"invisible"}
+# Being attacked while one of these: advantage for the attacker (prone only within 5 feet; beyond, disadvantage)
+TARGET_ADV = {"blinded", "paralyzed", "paralysed", "petrified", "restrained", "stunned", "unconscious"}
+TARGET_DIS = {"invisible"}
+CHECK_DIS = {"frightened", "poisoned", "exhaustion"}  # disadvantage on ability checks
+AUTO_FAIL = {"paralyzed", "paralysed", "petrified", "stunned", "unconscious"}  # fail STR and DEX saves
+
+
+def _has(conditions: Iterable[str], names: set[str]) -> list[str]:
+    return sorted({c.strip().lower() for c in conditions} & names)
+
+
+def combine(asked: Mode, advantages: list[str], disadvantages: list[str]) -> tuple[Mode, str]:
+    """The roll's mode from what was asked and what the conditions give, and the reason said ("" for none)."""
+    adv = bool(advantages) or asked == "advantage"
+    dis = bool(disadvantages) or asked == "disadvantage"
+    why = [f"advantage: {', '.join(advantages)}"] if advantages else []
+    why += [f"disadvantage: {', '.join(disadvantages)}"] if disadvantages else []
+    mode: Mode = None if adv and dis else "advantage" if adv else "disadvantage" if dis else None
+    return mode, ("; ".join(why) + (" (they cancel)" if adv and dis else "")) if why else ""
+
+
+def attack_mode(asked: Mode, attacker: Iterable[str], target: Iterable[str], melee: bool,
+                extra_dis: Iterable[str] = ()) -> tuple[Mode, str]:
+    """An attack roll's mode from the attacker's and the target's conditions (and `extra_dis`: other reasons for
+    disadvantage, such as a heavy weapon in Small hands)."""
+    attacker, target = list(attacker), list(target)
+    adv = [f"attacker {c}" for c in _has(attacker, ATTACKER_ADV)] + [f"target {c}" for c in _has(target, TARGET_ADV)]
+    dis = [f"attacker {c}" for c in _has(attacker, ATTACKER_DIS)] + [f"target {c}" for c in _has(target, TARGET_DIS)]
+    dis += list(extra_dis)
+    if "prone" in {c.lower() for c in target}:
+        (adv if melee else dis).append("target prone")
+    return combine(asked, adv, dis)
+
+
+def melee_crit(target: Iterable[str]) -> bool:
+    """A melee hit on a paralysed or unconscious creature (within 5 feet) is a critical hit."""
+    return bool(_has(target, {"paralyzed", "paralysed", "unconscious"}))
+
+
+def cannot_act(conditions: Iterable[str]) -> str | None:
+    """The condition that keeps a creature from acting (attacking, casting), or None."""
+    found = _has(conditions, INCAPACITATED)
+    return found[0] if found else None
+
+
+def check_mode(asked: Mode, conditions: Iterable[str]) -> tuple[Mode, str]:
+    return combine(asked, [], _has(conditions, CHECK_DIS))
+
+
+def save_mode(asked: Mode, conditions: Iterable[str], ability: str) -> tuple[Mode, str]:
+    dis = ["restrained"] if ability == "dexterity" and _has(conditions, {"restrained"}) else []
+    return combine(asked, [], dis)
+
+
+def fails_save(conditions: Iterable[str], ability: str) -> str | None:
+    """The condition that makes a STR or DEX save fail without a roll, or None."""
+    if ability not in ("strength", "dexterity"):
+        return None
+    found = _has(conditions, AUTO_FAIL)
+    return found[0] if found else None
