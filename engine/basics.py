@@ -178,6 +178,17 @@ DAMAGE_TYPES = ("acid", "bludgeoning", "cold", "fire", "force", "lightning", "ne
 DAMAGE_DICE = r"^\s*\d{0,2}d\d{1,3}(\s*[+-]\s*\d{1,3})?\s*$"
 
 
+DamageType = Literal[DAMAGE_TYPES]  # type: ignore[valid-type]
+
+
+class Defences(Model):
+    """Damage types a creature resists (half), is immune to (none) or vulnerable to (double)."""
+
+    resistances: list[DamageType] = Field(default_factory=list)  # type: ignore[valid-type]
+    immunities: list[DamageType] = Field(default_factory=list)  # type: ignore[valid-type]
+    vulnerabilities: list[DamageType] = Field(default_factory=list)  # type: ignore[valid-type]
+
+
 class Attack(Model):
     """One attack of a stat block: the engine rolls its to-hit and damage when the creature attacks with it."""
 

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field, NonNegativeInt, PositiveInt, field_validator, model_validator
 
-from .basics import CR_PATTERN, Abilities, Attack, Currency, Model, Price
+from .basics import CR_PATTERN, Abilities, Attack, Currency, Defences, Model, Price
 
 class PersonaCard(Model):
     speech_style: str = Field("", max_length=400)
@@ -37,6 +37,7 @@ class NPC(Model):
     actions: list[Attack] = Field(default_factory=list, max_length=8)
     cr: str | None = Field(None, pattern=CR_PATTERN)
     role: str = Field("", max_length=80)  # what they are to the world, in a few words ("fishmonger")
+    defences: Defences | None = None  # damage types resisted, immune or vulnerable to (stat block)
     made: int | None = None  # the turn the GM made them in play (None: written in the adventure)
 
     @field_validator("name")
@@ -135,6 +136,7 @@ class EnemyTemplate(Model):
     abilities: Abilities | None = None
     actions: list[Attack] = Field(default_factory=list, max_length=8)
     cr: str | None = Field(None, pattern=CR_PATTERN)
+    defences: Defences | None = None
 
 
 class Encounter(Model):

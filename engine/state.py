@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import Field, NonNegativeInt, PositiveInt, PrivateAttr, model_validator
 
-from .basics import AgentType, Abilities, Attack, Currency, Item, Model, same_slug, utcnow, xp_for
+from .basics import AgentType, Abilities, Attack, Currency, Defences, Item, Model, same_slug, utcnow, xp_for
 from .entities import NPC, Encounter, ItemInfo, Location, Note, Quest, Shop
 
 
@@ -83,6 +83,7 @@ class Participant(Model):
     actions: list[Attack] = Field(default_factory=list)  # an enemy's stat-block attacks
     abilities: Abilities | None = None  # an enemy's stat-block scores: its saving throws (none: +0)
     cr: str | None = None  # an enemy's challenge rating: the XP defeating it is worth
+    defences: Defences | None = None  # an enemy's resistances, immunities and vulnerabilities
 
 
 class Combat(Model):

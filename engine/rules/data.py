@@ -13,7 +13,7 @@ import yaml
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from ..errors import BadInput, ConfigError
-from ..basics import ABILITIES, SKILLS, Item, Model
+from ..basics import ABILITIES, DAMAGE_TYPES, SKILLS, Item, Model
 
 DATA = Path(__file__).resolve().parent / "data"
 DICE = re.compile(r"^(\d{1,2}d\d{1,3}|\d{1,2})$")
@@ -65,6 +65,7 @@ class Species(Model):
     skills: list[str] = Field(default_factory=list)
     choose_skills: int = Field(0, ge=0, le=2)
     weapons: list[str] = Field(default_factory=list)
+    resistances: list[Literal[DAMAGE_TYPES]] = Field(default_factory=list)  # type: ignore[valid-type]  # halved damage
     hp_per_level: int = Field(0, ge=0, le=2)
     traits: list[Trait] = Field(min_length=1)
 

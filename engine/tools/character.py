@@ -13,9 +13,10 @@ from ..errors import BadInput, ToolError
 from ..rules import conditions, life, origins, spells
 from ..rules.attacks import UNARMED_NAMES, critical as doubled, find_weapon, profile, swing, too_heavy, unarmed
 from ..rules.checks import Mode, check
+from ..rules.damage import adjust as adjust_damage
 from ..rules.data import rules, weapon as weapon_by_name
 from ..rules.equipment import armor_class, carried_weapons, sync_armor_class
-from ..basics import COIN_VALUE, DAMAGE_DICE, Item
+from ..basics import COIN_VALUE, DAMAGE_DICE, DamageType, Item
 from ..entities import NPC
 from ..hostility import require_consent
 from ..rules.levels import progress
@@ -178,6 +179,7 @@ class AttackArgs(Args):
     # creature with a stat block attacks with one of its actions.
     damage: str | None = Field(None, min_length=3, max_length=40, pattern=DAMAGE_DICE)
     roll: Literal["normal", "advantage", "disadvantage"] = "normal"
+    damage_type: DamageType | None = None  # for improvised damage: fire, poison, …  # type: ignore[valid-type]
 
 
 
@@ -227,7 +229,8 @@ def attack(ctx: ToolContext, args: AttackArgs) -> str:
     critical = to_hit.natural == 20 or (melee and conditions.melee_crit(target.conditions))
     expression = doubled(damage) if critical else damage
     hurt = roll_dice(expression, ctx.rng)
-    applied = _apply_hp(target, max(0, hurt.total), "damage", critical, ctx.rng)
+    applied = _apply_hp(target, max(0, hurt.total), "damage", critical, ctx.rng,
+                        action.damage_type if action else args.damage_type)
     kind = "critical hit (damage dice doubled)" if critical else "hit"
     typed = f" {action.damage_type}" if action else ""
     told = f"{head}, {kind}; damage {hurt.expression} → {hurt.total}{typed}. {applied}"
@@ -293,7 +296,7 @@ def weapon_attack(ctx: ToolContext, ch: Character, weapon: str, target: str | No
         told = f"{head}, miss{crit}. No damage.{spent}"
         return Told(told, told)
     kind = "critical hit (damage dice doubled)" if rolled.critical else "hit"
-    applied = _apply_hp(foe, max(0, damage.total), "damage", rolled.critical, ctx.rng)
+    applied = _apply_hp(foe, max(0, damage.total), "damage", rolled.critical, ctx.rng, w.type)
     told = f"{head}, {kind}; damage {damage.expression} → {damage.total} {w.type}. {applied}{spent}"
     return Told(told, told)
 
@@ -334,22 +337,29 @@ class HpArgs(Args):
     amount: int = Field(ge=1, le=10_000)
     kind: Literal["damage", "healing"] = "damage"
     target: str | None = Field(None, max_length=60)
+    damage_type: DamageType | None = None  # fire, poison, …: resistances halve it  # type: ignore[valid-type]
 
 
 @tool(example='<update_hp target="Aria" amount="7" kind="damage"/> or <update_hp target="Goblin 1" amount="4" kind="healing"/>',
       agents={NARRATIVE, COMBAT}, changes_state=True)
 def update_hp(ctx: ToolContext, args: HpArgs) -> str:
     """Apply damage or healing to a character, NPC or combatant; hit points stay between 0 and their maximum."""
-    told = _apply_hp(resolve_hp_target(ctx, args.target), args.amount, args.kind, rng=ctx.rng)
+    told = _apply_hp(resolve_hp_target(ctx, args.target), args.amount, args.kind, rng=ctx.rng,
+                     damage_type=args.damage_type)
     return Told(told, told)  # "Giant Rat 1 takes 6 damage: HP 0/7. Giant Rat 1 is defeated." — every word of it
 
 
 def _apply_hp(target: Character | NPC | Participant, amount: int, kind: str, critical: bool = False,
-              rng: random.Random | None = None) -> str:
-    """Damage or healing to anyone; a player character's by the SRD (engine/rules/life.py), and with `rng` the
-    concentration save that damage calls for (a healing never needs one)."""
+              rng: random.Random | None = None, damage_type: str | None = None) -> str:
+    """Damage or healing to anyone; damage by its type against the target's resistances (engine/rules/damage.py),
+    a player character's by the SRD (engine/rules/life.py), and with `rng` the concentration save that damage calls
+    for (a healing never needs one)."""
+    said = ""
+    if kind == "damage":
+        amount, why = adjust_damage(target, amount, damage_type)
+        said = f" ({why})" if why else ""
     if isinstance(target, Character):
-        return _character_hp(target, amount, kind, critical, rng)
+        return _character_hp(target, amount, kind, critical, rng, said)
     hp, max_hp = target.hp or 0, target.max_hp or 1
     new = max(0, hp - amount) if kind == "damage" else min(max_hp, hp + amount)
     target.hp = new
@@ -375,11 +385,12 @@ def _apply_hp(target: Character | NPC | Participant, amount: int, kind: str, cri
                 note = f" {name} is no longer {c}."
     if kind == "damage" and hp == 0:
         note = f" {name} was already at 0 HP."
-    change = f"takes {hp - new} damage" if kind == "damage" else f"regains {new - hp} HP"
+    change = f"takes {hp - new} damage{said}" if kind == "damage" else f"regains {new - hp} HP"
     return f"{name} {change}: HP {new}/{max_hp}.{note}"
 
 
-def _character_hp(ch: Character, amount: int, kind: str, critical: bool, rng: random.Random | None) -> str:
+def _character_hp(ch: Character, amount: int, kind: str, critical: bool, rng: random.Random | None,
+                  said: str = "") -> str:
     """A player character's hit points by the SRD: temporary ones first, death saves at 0, death itself; damage
     to one who concentrates calls for a CON save (DC 10 or half the damage) that keeps the spell."""
     before = ch.hp
@@ -396,7 +407,7 @@ def _character_hp(ch: Character, amount: int, kind: str, critical: bool, rng: ra
                          + (", it holds." if held else ", it ends."))
                 if not held:
                     ch.concentration = None
-        return f"{ch.name} takes {amount} damage: HP {ch.hp}/{ch.max_hp}.{note}"
+        return f"{ch.name} takes {amount} damage{said}: HP {ch.hp}/{ch.max_hp}.{note}"
     if ch.dead:
         raise ToolError(f"{ch.name} is dead: healing does not bring them back", public=True)
     ch.hp = min(ch.max_hp, ch.hp + amount)

@@ -89,7 +89,8 @@ def start_combat(ctx: ToolContext, args: StartCombatArgs) -> str:
             order.append(Participant(id=_unique_id(taken, slug(name)), name=name, faction="enemy",
                                      initiative=ctx.rng.randint(1, 20) + template.initiative_bonus, ac=template.ac,
                                      hp=template.hp, max_hp=template.hp, attacks=template.attacks,
-                                     actions=template.actions, abilities=template.abilities, cr=template.cr))
+                                     actions=template.actions, abilities=template.abilities, cr=template.cr,
+                                     defences=template.defences))
     for npc in foes:  # an NPC who fights keeps its own sheet: its hit points and stat block are the NPC's
         taken.add(npc.id)
         order.append(Participant(id=npc.id, name=npc.name, faction="enemy", ac=npc.ac, cr=npc.cr,

@@ -164,7 +164,8 @@ def _attacks(rng: random.Random, ch: Character, spell: Spell, slot: int | None, 
                 amount = max(0, splash.total) // 2
                 dealt += amount
                 lines.append(f"{missed}, but it splashes: half of {splash.expression} → {splash.total} = {amount} "
-                             f"{spell.damage.type}. " + _apply_hp(target, amount, "damage", rng=rng))
+                             f"{spell.damage.type}. " + _apply_hp(target, amount, "damage", rng=rng,
+                                                                  damage_type=spell.damage.type))
             else:
                 lines.append(missed + ".")
             continue
@@ -180,7 +181,7 @@ def _attacks(rng: random.Random, ch: Character, spell: Spell, slot: int | None, 
         kind = "critical hit (damage dice doubled)" if critical else "hit"
         effect = f"; {spell.effect}" if spell.effect else ""
         lines.append(f"{head}, {kind}: {hurt.expression} → {hurt.total} {spell.damage.type}{effect}. "
-                     + _apply_hp(target, max(0, hurt.total), "damage", critical, rng))
+                     + _apply_hp(target, max(0, hurt.total), "damage", critical, rng, spell.damage.type))
     return lines + _drained(ch, spell, dealt)
 
 
@@ -206,7 +207,8 @@ def _saves(rng: random.Random, ch: Character, spell: Spell, slot: int | None, ta
         if hurt is not None and (not success or spell.half):
             amount = max(0, hurt.total) // (2 if success else 1)
             dealt += amount
-            line += f"; {'half' if success else 'full'} damage. " + _apply_hp(target, amount, "damage", rng=rng)
+            line += (f"; {'half' if success else 'full'} damage. "
+                     + _apply_hp(target, amount, "damage", rng=rng, damage_type=spell.damage.type if spell.damage else None))
         else:
             line += "."
         lines.append(line)
@@ -241,7 +243,7 @@ def _automatic(rng: random.Random, ch: Character, spell: Spell, slot: int | None
         which = f"{_ray(spell).capitalize()} {n + 1} ({target.name})" if count > 1 else target.name
         effect = f"; {spell.effect}" if spell.effect else ""
         lines.append(f"{which}: {hurt.expression} → {hurt.total} {spell.damage.type}{effect}. "
-                     + _apply_hp(target, max(0, hurt.total), "damage", rng=rng))
+                     + _apply_hp(target, max(0, hurt.total), "damage", rng=rng, damage_type=spell.damage.type))
     return lines + _drained(ch, spell, dealt)
 
 

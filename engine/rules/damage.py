@@ -1,0 +1,31 @@
+"""Damage by type against a creature's defences (SRD 5.1): resistance halves it (rounded down), vulnerability
+doubles it, immunity stops it; a player character resists what their species does (a tiefling fire, a hill dwarf
+poison), a creature what its stat block says."""
+
+from __future__ import annotations
+
+from ..basics import Defences
+from ..entities import NPC
+from ..state import Character, Participant
+from .origins import species_of
+
+
+def defences_of(target: Character | NPC | Participant) -> Defences:
+    if isinstance(target, Character):
+        species = species_of(target)
+        return Defences(resistances=list(species.resistances) if species else [])
+    return target.defences or Defences()
+
+
+def adjust(target: Character | NPC | Participant, amount: int, damage_type: str | None) -> tuple[int, str]:
+    """The damage `target` takes of `amount` of this type, and what its defences did ("" for nothing)."""
+    if not damage_type or amount <= 0:
+        return amount, ""
+    d = defences_of(target)
+    if damage_type in d.immunities:
+        return 0, f"immune to {damage_type}"
+    if damage_type in d.resistances:
+        return amount // 2, f"resists {damage_type}: {amount} halved"
+    if damage_type in d.vulnerabilities:
+        return amount * 2, f"vulnerable to {damage_type}: {amount} doubled"
+    return amount, ""
