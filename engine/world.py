@@ -220,3 +220,27 @@ class WorldAdmin(Core):
 
         state = (await self.session(channel_id)).state
         return text_map(state), (await asyncio.to_thread(png_map, state)) if picture else None
+
+    async def lookup(self, channel_id: str, kind: str, name: str) -> str:
+        """A rules entry (spell, item, condition) or a creature of this channel's game (monster), as Markdown."""
+        from .errors import NoGameRunning
+        from .lookup import lookup
+
+        try:
+            state = (await self.session(channel_id)).state
+        except NoGameRunning:
+            state = None
+        return lookup(kind, name, state)
+
+    async def lookup_names(self, channel_id: str, kind: str) -> list[str]:
+        from .errors import GameError
+        from .lookup import names
+
+        try:
+            state = (await self.session(channel_id)).state
+        except GameError:
+            state = None
+        try:
+            return names(kind, state)
+        except GameError:
+            return []

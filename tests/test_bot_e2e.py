@@ -1208,3 +1208,16 @@ async def test_map_posts_a_picture_of_the_places_the_party_knows(fake, bot, mode
     [call] = fake.calls("POST", r"/webhooks/\d+/[\w-]+", where=lambda c: bool(c.files))
     assert call.files[0].filename == "map.png" and call.files[0].data.startswith(b"\x89PNG")
     assert cid
+
+
+async def test_lookup_answers_privately_and_offers_names_as_you_type(fake, bot, model):
+    await game_with_players(bot, fake)
+    offered = await fake.autocomplete("lookup", {"kind": "spell", "name": "fire"}, focused="name")
+    choices = [c["name"] for c in (await offered.wait_response())["data"]["choices"]]
+    assert "Fire Bolt" in choices and "Fireball" in choices
+    monsters = await fake.autocomplete("lookup", {"kind": "monster", "name": ""}, focused="name")
+    assert "Gray Oar Smuggler" in [c["name"] for c in (await monsters.wait_response())["data"]["choices"]]
+    said = await (await fake.interaction("lookup", {"kind": "spell", "name": "Fire Bolt"}, user="alice")).wait_response()
+    assert said["data"]["flags"] & 64 and said["data"]["content"].startswith("**Fire Bolt** — cantrip evocation")
+    missing = await (await fake.interaction("lookup", {"kind": "condition", "name": "sleepy"}, user="alice")).wait_response()
+    assert missing["data"]["flags"] & 64 and "No condition called 'sleepy'" in missing["data"]["content"]

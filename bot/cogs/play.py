@@ -187,6 +187,21 @@ class PlayCog(commands.Cog):
         for piece in pieces[1:4]:  # a long campaign's journal: its first pages, section by section with /journal
             await interaction.followup.send(piece, ephemeral=True, allowed_mentions=NO_PINGS)
 
+    @app_commands.command(name="lookup")
+    @app_commands.describe(kind="What to look up", name="Its name (offered as you type)")
+    async def lookup(self, interaction: discord.Interaction,
+                     kind: Literal["spell", "item", "condition", "monster"], name: app_commands.Range[str, 1, 80]
+                     ) -> None:
+        """The rules' entry for a spell, weapon or armour, or condition; or a creature of this game."""
+        text = await self.bot.engine.lookup(str(interaction.channel_id), kind, name)
+        await interaction.response.send_message(clip(text, 1900), ephemeral=True, allowed_mentions=NO_PINGS)
+
+    @lookup.autocomplete("name")
+    async def lookup_choices(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
+        kind = getattr(interaction.namespace, "kind", None) or "spell"
+        found = await self.bot.engine.lookup_names(str(interaction.channel_id), kind)
+        return [app_commands.Choice(name=clip(n, 100), value=n[:80]) for n in found if current.lower() in n.lower()][:25]
+
     @app_commands.command(name="deathsave")
     @app_commands.guild_only()
     async def deathsave(self, interaction: discord.Interaction) -> None:

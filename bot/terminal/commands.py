@@ -27,6 +27,7 @@ HELP = """Type what your character does, or @Name to speak to someone here. Comm
   /inventory         what you carry      /quests       the quest log
   /journal [npcs|places|items|quests|secrets|notes|story]  what the party has met, seen and learned
   /map               the places you know and the ways between them
+  /lookup spell|item|condition|monster NAME   the rules' entry (or a creature of this game)
   /note add [gm] TEXT, /note edit N TEXT, /note remove N, /note list  canon notes (you run this game)
   /shop              what is sold here   /buy ITEM [N] [from SHOP], /sell ITEM [N] [to SHOP]  deal at its prices
   /rest short|long   rest                /status       where you are, the party, any combat
@@ -134,6 +135,13 @@ async def award(t: Seat, text: str) -> None:
 
 async def journal(t: Seat, section: str) -> None:
     t.out(render.markdown_text(await t.engine.journal(t.channel, section.strip().lower() or None), t.color))
+
+async def lookup(t: Seat, text: str) -> None:
+    kind, _, name = text.strip().partition(" ")
+    if kind.lower() not in ("spell", "item", "condition", "monster") or not name.strip():
+        t.out("Usage: /lookup spell fire bolt, /lookup item chain mail, /lookup condition prone, /lookup monster NAME.")
+        return
+    t.out(render.markdown_text(await t.engine.lookup(t.channel, kind.lower(), name), t.color))
 
 async def deathsave(t: Seat, _: str) -> None:
     t.out(wrap("💀 " + await t.engine.death_save(t.channel, t.user_id, t.user_name)))
@@ -256,6 +264,7 @@ COMMANDS: dict[str, Callable[[Seat, str], Awaitable[None]]] = {
     "/journal": journal,
     "/map": show_map,
     "/deathsave": deathsave,
+    "/lookup": lookup,
     "/note": note,
     "/sheet": sheet,
     "/inventory": inventory,

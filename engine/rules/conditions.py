@@ -75,3 +75,36 @@ def fails_save(conditions: Iterable[str], ability: str) -> str | None:
         return None
     found = _has(conditions, AUTO_FAIL)
     return found[0] if found else None
+
+
+# What each SRD condition does, in our own words, for /lookup (the numbers above are what the engine applies).
+DESCRIPTIONS = {
+    "blinded": "Cannot see: fails any check that needs sight. Attacks against it have advantage; its own attacks "
+               "have disadvantage.",
+    "charmed": "Cannot attack the one who charmed it or target them with harmful magic; the charmer has advantage "
+               "on checks to deal with it socially.",
+    "deafened": "Cannot hear: fails any check that needs hearing.",
+    "exhaustion": "Six levels, each adding to the last: 1 disadvantage on ability checks; 2 speed halved; 3 "
+                  "disadvantage on attacks and saves; 4 hit point maximum halved; 5 speed 0; 6 death. A long rest "
+                  "removes one level.",
+    "frightened": "Disadvantage on checks and attacks while the source of its fear is in sight; cannot willingly "
+                  "move closer to it.",
+    "grappled": "Speed 0. Ends if the grappler is incapacitated or it is moved out of reach.",
+    "incapacitated": "Can take no actions or reactions.",
+    "invisible": "Cannot be seen without magic or a special sense. Its attacks have advantage; attacks against it "
+                 "have disadvantage.",
+    "paralyzed": "Incapacitated, cannot move or speak. Fails Strength and Dexterity saves; attacks against it have "
+                 "advantage, and any hit from within 5 feet is a critical hit.",
+    "petrified": "Turned to stone: incapacitated, unaware, weight tenfold, resistant to all damage, immune to "
+                 "poison and disease. Fails Strength and Dexterity saves; attacks against it have advantage.",
+    "poisoned": "Disadvantage on attack rolls and ability checks.",
+    "prone": "Can only crawl (standing up costs half its speed). Its attacks have disadvantage; attacks against it "
+             "have advantage within 5 feet and disadvantage from farther away.",
+    "restrained": "Speed 0. Its attacks and its Dexterity saves have disadvantage; attacks against it have "
+                  "advantage.",
+    "stunned": "Incapacitated, cannot move, speaks only falteringly. Fails Strength and Dexterity saves; attacks "
+               "against it have advantage.",
+    "unconscious": "Incapacitated, cannot move or speak, unaware, drops what it holds and falls prone. Fails "
+                   "Strength and Dexterity saves; attacks against it have advantage, and any hit from within 5 "
+                   "feet is a critical hit.",
+}
