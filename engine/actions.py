@@ -25,7 +25,9 @@ from .tools import ToolContext
 from .hostility import Target
 from .limits import Commands
 from .rules.spells import known_spell
-from .tools.character import RestArgs, ShortRestArgs, long_rest, resolve_hp_target, short_rest, weapon_attack
+from .tools.attacks import weapon_attack
+from .tools.character import RestArgs, ShortRestArgs, long_rest, short_rest
+from .tools.hitpoints import resolve_hp_target
 from .tools import progress
 from .tools.spells import cast
 from .turn import NARRATOR_ID, turn_seed

@@ -122,6 +122,9 @@ def test_every_folder_of_code_or_data_is_declared_so_pip_ships_it_without_a_warn
     tool = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]
     packages, data = set(tool["packages"]), tool["package-data"]
     assert all((root / p.replace(".", "/")).is_dir() for p in packages)  # nothing listed that is not there
+    # Without package-dir naming the root, `pip install -e .` installs a meta path finder and prints setuptools'
+    # "Editable installation" warning box (setuptools 84: editable_wheel._select_strategy).
+    assert tool.get("package-dir") == {"": "."}
     for top in ("engine", "bot"):
         for folder in [root / top, *(p for p in (root / top).rglob("*") if p.is_dir() and p.name != "__pycache__")]:
             files = [f for f in folder.iterdir() if f.is_file() and f.suffix != ".pyc"]

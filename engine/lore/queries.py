@@ -68,11 +68,14 @@ class QueryEmbedder:
             try:
                 vectors = self.embedder.embed([text for text, _ in batch], self.limit)
             except Exception as exc:  # noqa: BLE001  (every waiter is told, none hangs)
+                vectors, failed = None, exc
+            # No longer waiting before anyone is told: a waiter that resumes at once and asks whether the
+            # embedder is idle (memory's backfill does) must not find its own text still counted.
+            with self._lock:
+                self._waiting -= len(batch)
+            if vectors is None:
                 for _, done in batch:
-                    done.set_exception(exc)
+                    done.set_exception(failed)
             else:
                 for (_, done), vector in zip(batch, vectors):
                     done.set_result(vector)
-            finally:
-                with self._lock:
-                    self._waiting -= len(batch)

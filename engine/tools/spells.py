@@ -20,7 +20,7 @@ from ..rules.spells import Spell, ordinal
 from ..entities import NPC
 from ..hostility import require_consent
 from ..state import Character, Participant
-from .character import _apply_hp, resolve_hp_target
+from .hitpoints import _apply_hp, resolve_hp_target
 from .registry import COMBAT, NARRATIVE, Args, Told, ToolContext, tool
 
 Target = Character | NPC | Participant

@@ -1,0 +1,186 @@
+"""Attacks: a player character's with a weapon from the sheet (their command or the GM's tool), and anyone else's by
+a stat block or the numbers the GM gives; conditions set advantage and disadvantage, damage goes through hit points."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from ..basics import DAMAGE_DICE, DamageType
+from ..dice import roll as roll_dice
+from ..errors import BadInput, ToolError
+from ..hostility import require_consent
+from ..rules import conditions
+from ..rules.attacks import UNARMED_NAMES, critical as doubled, find_weapon, profile, swing, too_heavy
+from ..rules.checks import Mode
+from ..rules.data import weapon as weapon_by_name
+from ..rules.equipment import carried_weapons
+from ..state import Character
+from .character import _change_items
+from .combat import creature_attack
+from .hitpoints import _apply_hp, resolve_hp_target
+from .registry import COMBAT, NARRATIVE, Args, Told, ToolContext, tool
+
+
+class AttackArgs(Args):
+    attacker: str | None = Field(None, max_length=60)  # default: the acting player's character
+    target: str = Field(min_length=1, max_length=60)
+    weapon: str | None = Field(None, max_length=60)  # for the record, and what the players read
+    bonus: int | None = Field(None, ge=-10, le=30)  # to hit; a character's default: proficiency + best of STR/DEX
+    # Needed unless a player character attacks with a weapon they carry (the sheet gives bonus and damage), or a
+    # creature with a stat block attacks with one of its actions.
+    damage: str | None = Field(None, min_length=3, max_length=40, pattern=DAMAGE_DICE)
+    roll: Literal["normal", "advantage", "disadvantage"] = "normal"
+    damage_type: DamageType | None = None  # for improvised damage: fire, poison, …  # type: ignore[valid-type]
+
+
+
+
+@tool(example='<attack attacker="Tamsin" target="Goblin 1" weapon="shortsword"/> (a player character\'s weapon: '
+              'the sheet gives the numbers); <attack attacker="Goblin 1" target="Tamsin" weapon="scimitar" bonus="4" '
+              'damage="1d6+2"/>', agents={NARRATIVE, COMBAT}, changes_state=True)
+def attack(ctx: ToolContext, args: AttackArgs) -> str:
+    """One attack, resolved by the engine: the to-hit roll against the target's AC, damage only on a hit (a natural 20 doubles the dice), applied to the target. A player character's weapon takes its numbers from their sheet; anyone else's needs bonus and damage."""
+    sheet = _sheet_weapon(ctx, args)
+    if sheet is not None:
+        mode = None if args.roll == "normal" else args.roll
+        # The GM judges what the player said they do: an attack on someone who is no enemy needs no button here.
+        told = weapon_attack(ctx, sheet, args.weapon or "", args.target, mode, confirmed=True)
+        return Told(f"{told} (to-hit and damage from {sheet.name}'s sheet)", told.public)
+    pc = ctx.state.characters.get(ctx.actor_id or "") if args.attacker is None else ctx.state.find_character(args.attacker)
+    if pc is not None:  # a player character attacks by the sheet, never by numbers the model wrote
+        carried = ", ".join(w.name for w in carried_weapons(pc)) or "none"
+        what = f"carries no {args.weapon}" if args.weapon else "must attack with a weapon they carry"
+        raise ToolError(f"{pc.name} {what} (weapons: {carried}); a player character's attack takes its numbers "
+                        "from the sheet")
+    attacker = _attacker_name(ctx, args.attacker)
+    target = resolve_hp_target(ctx, args.target, reach=True)
+    # A creature with a stat block attacks by it: its numbers, not the ones the agent wrote.
+    action = creature_attack(ctx.state, args.attacker, args.weapon, improvised=args.damage is not None)
+    if action is None and args.damage is None:
+        raise ToolError("give the damage (e.g. 1d6+2), or name a weapon the attacking player character carries")
+    bonus = action.bonus if action else args.bonus if args.bonus is not None else _default_bonus(ctx, args.attacker)
+    damage = action.damage if action else args.damage
+    assert damage is not None
+    own = _conditions_of(ctx, attacker)
+    stopped = conditions.cannot_act(own)
+    if stopped:
+        raise ToolError(f"{attacker} is {stopped} and cannot attack", public=True)
+    melee = not (action.reach.lower().startswith("range") if action else False)
+    asked = None if args.roll == "normal" else args.roll
+    chosen, why = conditions.attack_mode(asked, own, target.conditions, melee)
+    mode = {"advantage": " adv", "disadvantage": " dis"}.get(chosen or "", "")
+    to_hit = roll_dice(f"1d20{bonus:+d}{mode}", ctx.rng)
+    weapon = action.name if action else args.weapon
+    with_what = f" with {weapon}" if weapon else ""
+    head = (f"{attacker} attacks {target.name}{with_what}: {to_hit.expression} → {to_hit.total}"
+            + (f" ({why})" if why else "") + f" vs AC {target.ac}")
+    if to_hit.natural == 1 or (to_hit.natural != 20 and to_hit.total < target.ac):
+        missed = f"{head}, miss{' (natural 1)' if to_hit.natural == 1 else ''}. No damage."
+        return Told(missed, missed)
+    critical = to_hit.natural == 20 or (melee and conditions.melee_crit(target.conditions))
+    expression = doubled(damage) if critical else damage
+    hurt = roll_dice(expression, ctx.rng)
+    applied = _apply_hp(target, max(0, hurt.total), "damage", critical, ctx.rng,
+                        action.damage_type if action else args.damage_type)
+    kind = "critical hit (damage dice doubled)" if critical else "hit"
+    typed = f" {action.damage_type}" if action else ""
+    told = f"{head}, {kind}; damage {hurt.expression} → {hurt.total}{typed}. {applied}"
+    return Told(told, told)  # all of it is the table's: the roll, the hit, the damage, who falls
+
+
+def _sheet_weapon(ctx: ToolContext, args: AttackArgs) -> Character | None:
+    """The attacking player character, when the weapon named is one they carry (None: the given numbers count)."""
+    if args.weapon is None:
+        return None
+    ch = ctx.state.characters.get(ctx.actor_id or "") if args.attacker is None else ctx.state.find_character(args.attacker)
+    if ch is not None and " ".join(args.weapon.lower().split()) in UNARMED_NAMES:
+        return ch  # fists are always to hand
+    found = weapon_by_name(args.weapon)
+    if ch is None or found is None or all(w.name != found.name for w in carried_weapons(ch)):
+        return None
+    return ch
+
+
+def weapon_attack(ctx: ToolContext, ch: Character, weapon: str, target: str | None, mode: Mode = None, *,
+                  confirmed: bool = False) -> Told:
+    """An attack with a weapon from `ch`'s sheet at a target (found as update_hp finds one), its damage applied on
+    a hit; with no target, the rolls alone. Ammunition is used up, one piece per shot. A target who is no enemy in a
+    fight needs `confirmed` (its player said yes), else ConfirmAttack asks."""
+    if ch.hp == 0:
+        raise ToolError(f"{ch.name} is down and cannot attack", public=True)
+    stopped = conditions.cannot_act(ch.conditions)
+    if stopped:
+        raise ToolError(f"{ch.name} is {stopped} and cannot attack", public=True)
+    try:
+        attack_ = profile(ch, find_weapon(ch, weapon))
+    except BadInput as exc:
+        raise ToolError(exc.message.rstrip("."), public=exc.message) from None
+    foe = resolve_hp_target(ctx, target, reach=True) if target else None
+    if foe is ch:
+        raise ToolError(f"{ch.name} cannot attack themselves", public=True)
+    if foe is not None and not confirmed:
+        require_consent(ctx.state, ch, [foe], "Attack")
+    w = attack_.weapon
+    spent = ""
+    if w.ammunition:
+        ammo = ch.item(w.ammunition) or ch.item(w.ammunition.removesuffix("s"))  # "arrows", or a lone "arrow"
+        if ammo is None:
+            raise ToolError(f"{ch.name} has no {w.ammunition} left for the {w.name}", public=True)
+        _change_items(ch, ammo.name, -1)
+        spent = f" {ammo.quantity if ammo in ch.inventory else 0} {w.ammunition} left."
+    melee = w.kind == "melee"
+    mode, why = conditions.attack_mode(mode, ch.conditions, foe.conditions if foe is not None else [], melee,
+                                       ["heavy weapon in Small hands"] if too_heavy(ch, w) else [])
+    rolled = swing(attack_, ctx.rng, foe.ac if foe is not None else None, mode,
+                   crit_on_hit=melee and foe is not None and conditions.melee_crit(foe.conditions))
+    to_hit = f"{rolled.to_hit.expression} → {rolled.to_hit.total}" + (f" ({why})" if why else "")
+    crit = (" (natural 20)" if rolled.to_hit.natural == 20 else " (a helpless target: critical)" if rolled.critical
+            else " (natural 1)" if rolled.to_hit.natural == 1 else "")
+    damage = rolled.damage
+    if foe is None:
+        assert damage is not None
+        told = (f"{ch.name} attacks with {w.name}: {to_hit} to hit{crit}; damage {damage.expression} → "
+                f"{damage.total} {w.type} if it hits.{spent}")
+        return Told(told, told)
+    head = f"{ch.name} attacks {foe.name} with {w.name}: {to_hit} vs AC {foe.ac}"
+    if damage is None:
+        told = f"{head}, miss{crit}. No damage.{spent}"
+        return Told(told, told)
+    kind = "critical hit (damage dice doubled)" if rolled.critical else "hit"
+    applied = _apply_hp(foe, max(0, damage.total), "damage", rolled.critical, ctx.rng, w.type)
+    told = f"{head}, {kind}; damage {damage.expression} → {damage.total} {w.type}. {applied}{spent}"
+    return Told(told, told)
+
+
+def _conditions_of(ctx: ToolContext, name: str) -> list[str]:
+    """The conditions of whoever attacks by this name: a combatant, an NPC or a character."""
+    key = name.strip().lower()
+    for p in ctx.state.combat.order if ctx.state.combat.active else []:
+        if p.name.lower() == key or p.id == key:
+            holder = ctx.state.characters.get(p.id) or ctx.state.npcs.get(p.id)
+            return list(holder.conditions if holder is not None else p.conditions)
+    found = ctx.state.find_character(name) or ctx.state.find_npc(name)
+    return list(found.conditions) if found is not None else []
+
+
+def _attacker_name(ctx: ToolContext, ref: str | None) -> str:
+    if ref is None:
+        return ctx.character(None).name
+    key = ref.strip().lower()
+    for p in ctx.state.combat.order if ctx.state.combat.active else []:
+        if p.name.lower() == key or p.id == key:
+            return p.name
+    found = ctx.state.find_character(ref) or ctx.state.find_npc(ref)
+    if found is None:
+        raise ToolError(f"no one called '{ref}' can attack here")
+    return found.name
+
+
+def _default_bonus(ctx: ToolContext, ref: str | None) -> int:
+    ch = ctx.character(ref) if ref is None or ctx.state.find_character(ref) else None
+    if ch is None:
+        raise ToolError("give the attack's bonus (to hit) for anyone but a player character")
+    proficiency = 2 + (ch.level - 1) // 4
+    return proficiency + max(ch.abilities.mod("strength"), ch.abilities.mod("dexterity"))
