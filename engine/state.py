@@ -47,6 +47,7 @@ class Character(Model):
     death_failures: NonNegativeInt = Field(0, le=3)
     stable: bool = False
     dead: bool = False
+    endured: bool = False  # a half-orc's Relentless Endurance used since the last long rest
 
     @model_validator(mode="before")
     @classmethod

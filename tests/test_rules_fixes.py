@@ -132,3 +132,35 @@ def test_no_spellcasting_in_armour_the_class_is_not_trained_in(state):
     state.characters["u3"] = cleric
     state.party.player_ids.append("u3")
     assert call(ctx_for(state, actor="u3"), '<cast_spell caster="Cass" spell="Sacred Flame" target="Ysolde Marrick"/>').ok
+
+
+def test_a_halflings_luck_rerolls_a_natural_one():
+    from engine.dice import roll
+
+    pip = make_character("u", "Pip", "rogue", species="halfling")
+    seed = next(s for s in range(500) if roll("1d20", random.Random(s)).natural == 1)  # the first die shows a 1
+    lucky = check(pip, "stealth", random.Random(seed))
+    assert "(Lucky: a 1 rolled again)" in lucky.roll.expression
+    human = make_character("u", "Hal", "rogue")
+    assert check(human, "stealth", random.Random(seed)).roll.natural == 1
+
+
+def test_a_half_orc_endures_once_and_strikes_savagely():
+    from engine.rules import life
+    from engine.rules.attacks import swing
+
+    grok = make_character("u", "Grok", "fighter", species="half-orc")
+    assert "drops to 1 hit point instead (Relentless Endurance" in life.damage(grok, grok.hp + 3)
+    assert grok.hp == 1 and grok.endured
+    assert "falls unconscious" in life.damage(grok, 4)  # not twice before a long rest
+    sword = profile(grok, find_weapon(grok, "longsword"))
+    crit = next(swing(sword, random.Random(s), ac=10, savage=True) for s in range(500)
+                if swing(sword, random.Random(s), ac=10).to_hit.natural == 20)
+    assert crit.damage.expression.startswith("2d8+3+1d8")  # doubled dice, and one more
+
+
+def test_a_long_rest_readies_relentless_endurance(state):
+    grok = make_character("u1", "Grok", "fighter", species="half-orc")
+    grok.endured, grok.hp = True, 5
+    state.characters["u1"] = grok
+    assert call(ctx_for(state), '<long_rest character="Grok"/>').ok and not state.characters["u1"].endured

@@ -122,4 +122,8 @@ def check(ch: Character, what: str, rng: random.Random, mode: Mode = None, *, sa
     expression = f"1d20{bonus:+d}" if bonus else "1d20"
     if mode is not None:
         expression += " adv" if mode == "advantage" else " dis"
-    return Check(label, ability, proficient, bonus, roll(expression, rng))
+    rolled = roll(expression, rng)
+    if rolled.natural == 1 and ch.species == "halfling":  # Lucky: a natural 1 is rolled again, and that stands
+        again = roll(expression, rng)
+        rolled = Roll(f"{again.expression} (Lucky: a 1 rolled again)", again.total, again.detail, again.natural)
+    return Check(label, ability, proficient, bonus, rolled)

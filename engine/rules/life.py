@@ -70,6 +70,9 @@ def damage(ch: Character, amount: int, critical: bool = False) -> str:
         ch.hp = 0
         if beyond >= ch.max_hp:
             return note + _die(ch, f"massive damage: {beyond} beyond 0 HP, at least their maximum of {ch.max_hp}")
+        if ch.species == "half-orc" and not ch.endured:  # Relentless Endurance: once per long rest
+            ch.hp, ch.endured = 1, True
+            return note + f" {ch.name} drops to 1 hit point instead (Relentless Endurance, once per long rest)."
         _down(ch)
         broke = f" Concentration on {ch.concentration} ends." if ch.concentration else ""
         ch.concentration = None

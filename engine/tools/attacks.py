@@ -134,7 +134,8 @@ def weapon_attack(ctx: ToolContext, ch: Character, weapon: str, target: str | No
     mode, why = conditions.attack_mode(mode, ch.conditions, foe.conditions if foe is not None else [], melee,
                                        ["heavy weapon in Small hands"] if too_heavy(ch, w) else [])
     rolled = swing(attack_, ctx.rng, foe.ac if foe is not None else None, mode,
-                   crit_on_hit=melee and foe is not None and conditions.melee_crit(foe.conditions))
+                   crit_on_hit=melee and foe is not None and conditions.melee_crit(foe.conditions),
+                   lucky=ch.species == "halfling", savage=melee and ch.species == "half-orc")
     to_hit = f"{rolled.to_hit.expression} → {rolled.to_hit.total}" + (f" ({why})" if why else "")
     crit = (" (natural 20)" if rolled.to_hit.natural == 20 else " (a helpless target: critical)" if rolled.critical
             else " (natural 1)" if rolled.to_hit.natural == 1 else "")

@@ -226,6 +226,7 @@ def long_rest(ctx: ToolContext, args: RestArgs) -> str:
         if ch.hp < 1:
             lines.append(f"{ch.name}: no benefit at 0 HP")
             continue
+        ch.endured = False  # Relentless Endurance is ready again
         regained = min(ch.level - ch.hit_dice, max(1, ch.level // 2))
         ch.hit_dice += regained
         ch.hp = ch.max_hp
