@@ -82,6 +82,12 @@ async def test_synced_commands_obey_discords_limits(fake, bot):
     [put] = fake.calls("PUT", rf"/applications/{fake.application_id}/guilds/{fake.guild_id}/commands")
     names = {c["name"] for c in put.json}
     assert {"game", "char", "party", "act", "talk", "use", "retry", "roll", "quests", "rest", "help", "gm-admin"} <= names
+    from bot.cogs.play import HELP
+
+    unnamed = sorted(n for n in names if f"`/{n}" not in HELP)  # /help names every command a member can use
+    assert unnamed == [], unnamed
+    admin_subs = {o["name"] for c in put.json if c["name"] == "gm-admin" for o in c["options"]}
+    assert sorted(n for n in admin_subs if f"`{n}`" not in HELP) == []
     for item in walk(put.json):
         assert item["name"] == item["name"].lower() and 1 <= len(item["name"]) <= 32, item["name"]
         assert 1 <= len(item.get("description", "x")) <= 100, item
