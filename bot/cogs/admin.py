@@ -67,6 +67,11 @@ class AdminCog(commands.GroupCog, group_name="gm-admin", group_description="Game
             await interaction.response.send_message(f"Attached ({len(text)} characters).", file=as_file(text, filename),
                                                     ephemeral=True)
 
+    async def _say_lines(self, interaction: discord.Interaction, lines: list[str], empty: str, filename: str) -> None:
+        """A list, a bullet a line (Markdown in it escaped), privately; `empty` when there is nothing."""
+        await self._say(interaction, "\n".join(f"- {discord.utils.escape_markdown(line)}" for line in lines) or empty,
+                        filename)
+
     @app_commands.command(name="debug")
     @app_commands.describe(mode="on: send you (privately) the agents, tool calls and token use after each reply here")
     async def debug(self, interaction: discord.Interaction, mode: Literal["on", "off"]) -> None:
@@ -142,9 +147,8 @@ class AdminCog(commands.GroupCog, group_name="gm-admin", group_description="Game
     @world.command(name="list")
     async def world_list(self, interaction: discord.Interaction) -> None:
         """The people, places and things the GM made in play here, a line each."""
-        lines = await self.bot.engine.world_additions(str(interaction.channel_id))
-        await self._say(interaction, "\n".join(f"- {discord.utils.escape_markdown(line)}" for line in lines)
-                        or "Nothing has been made in play in this game yet.", "world.txt")
+        await self._say_lines(interaction, await self.bot.engine.world_additions(str(interaction.channel_id)),
+                              "Nothing has been made in play in this game yet.", "world.txt")
 
     @world.command(name="edit")
     @app_commands.describe(kind="What it is", ref="Its id or name (from /gm-admin world list)",
@@ -212,9 +216,8 @@ class AdminCog(commands.GroupCog, group_name="gm-admin", group_description="Game
     @note.command(name="list")
     async def note_list(self, interaction: discord.Interaction) -> None:
         """Every canon note of this game, GM-only ones included."""
-        lines = await self.bot.engine.notes(str(interaction.channel_id))
-        await self._say(interaction, "\n".join(f"- {discord.utils.escape_markdown(line)}" for line in lines)
-                        or "No notes yet: /gm-admin note add.", "notes.txt")
+        await self._say_lines(interaction, await self.bot.engine.notes(str(interaction.channel_id)),
+                              "No notes yet: /gm-admin note add.", "notes.txt")
 
     @app_commands.command(name="sources")
     @app_commands.describe(mode="on: a line under replies naming the lore they drew on")

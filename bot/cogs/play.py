@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import io
 import time
 from typing import Awaitable, Callable, Literal
 
@@ -26,7 +25,6 @@ from ..client import LorekeeperBot
 from ..confirm import Confirm
 from .admin import is_admin
 from ..render import NO_PINGS, clip, quests_embed
-from ..text import split_message
 from ..tree import InputError, respond
 
 
@@ -178,34 +176,6 @@ class PlayCog(commands.Cog):
         assert interaction.channel is not None
         await self.bot.retry(interaction.channel, interaction.user, followup=interaction.followup, admin=admin)
 
-    @app_commands.command(name="journal")
-    @app_commands.guild_only()
-    @app_commands.describe(section="One part of it (else all that has something)")
-    async def journal(self, interaction: discord.Interaction,
-                      section: Literal["npcs", "places", "items", "quests", "secrets", "notes", "story"] | None = None
-                      ) -> None:
-        """What the party has met, seen and learned: people, places, notable things, quests, secrets, notes."""
-        text = await self.bot.engine.journal(str(interaction.channel_id), section)
-        pieces = split_message(text)
-        await interaction.response.send_message(pieces[0], ephemeral=True, allowed_mentions=NO_PINGS)
-        for piece in pieces[1:4]:  # a long campaign's journal: its first pages, section by section with /journal
-            await interaction.followup.send(piece, ephemeral=True, allowed_mentions=NO_PINGS)
-
-    @app_commands.command(name="lookup")
-    @app_commands.describe(kind="What to look up", name="Its name (offered as you type)")
-    async def lookup(self, interaction: discord.Interaction,
-                     kind: Literal["spell", "item", "condition", "monster"], name: app_commands.Range[str, 1, 80]
-                     ) -> None:
-        """The rules' entry for a spell, weapon or armour, or condition; or a creature of this game."""
-        text = await self.bot.engine.lookup(str(interaction.channel_id), kind, name)
-        await interaction.response.send_message(clip(text, 1900), ephemeral=True, allowed_mentions=NO_PINGS)
-
-    @lookup.autocomplete("name")
-    async def lookup_choices(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
-        kind = getattr(interaction.namespace, "kind", None) or "spell"
-        found = await self.bot.engine.lookup_names(str(interaction.channel_id), kind)
-        return [app_commands.Choice(name=clip(n, 100), value=n[:80]) for n in found if current.lower() in n.lower()][:25]
-
     @app_commands.command(name="deathsave")
     @app_commands.guild_only()
     async def deathsave(self, interaction: discord.Interaction) -> None:
@@ -213,18 +183,6 @@ class PlayCog(commands.Cog):
         text = await self.bot.engine.death_save(str(interaction.channel_id), str(interaction.user.id),
                                                 interaction.user.display_name)
         await interaction.response.send_message(f"💀 {clip(text, 1900)}", allowed_mentions=NO_PINGS)
-
-    @app_commands.command(name="map")
-    @app_commands.guild_only()
-    async def map(self, interaction: discord.Interaction) -> None:
-        """The places the party knows and the ways between them, with where it is marked."""
-        await interaction.response.defer(thinking=True)  # drawing takes a moment
-        text, picture = await self.bot.engine.world_map(str(interaction.channel_id))
-        assert picture is not None
-        here = next((line[2:].split(" — ")[0] for line in text.splitlines() if line.startswith("★ ")), "")
-        await interaction.followup.send(f"🗺️ The party's map{': at ' + clip(here, 200) if here else ''}.",
-                                        file=discord.File(io.BytesIO(picture), filename="map.png"),
-                                        allowed_mentions=NO_PINGS)
 
     @app_commands.command(name="roll")
     @app_commands.describe(dice="For example 1d20+3, 2d6, 4d6kh3 or 1d20+2 adv",

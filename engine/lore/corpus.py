@@ -221,7 +221,9 @@ def markdown_sections(file: CorpusFile, text: str, problems: list[Problem], mark
         clean = marks.STRICT.sub("", title).strip()
         if mark is None and marks.LOOSE.search(title):
             gm = True
-            clean = re.sub(r"\s*[\(\[][^\)\]]*[\)\]]", "", marks.LOOSE.sub("", title)).strip(" -—:") or "Untitled"
+            # brackets the mark leaves empty go (no leading \s* in the pattern: linear on a line of spaces)
+            bare = re.sub(r"[\(\[][^\)\]]*[\)\]]", "", marks.LOOSE.sub("", title))
+            clean = " ".join(bare.split()).strip(" -—:") or "Untitled"
             marking.note(number, f"the heading '{title[:60]}' looks marked for the GM, but not as Lorekeeper reads "
                                  f"it (the mark must end the heading); it is treated as GM-only. Write "
                                  f"'{'#' * level} {clean} (GM only)'.")
