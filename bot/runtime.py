@@ -16,6 +16,7 @@ from engine import Deps, Engine, EngineConfig, GameError, ModelClient, Store
 from engine.lore.index import LoreIndex
 from engine.providers import close_models
 from engine.basics import AgentType
+from engine.bestiary import bestiary
 
 from .settings import Settings
 
@@ -37,6 +38,8 @@ async def running_engine(settings: Settings, config: EngineConfig, models: Mappi
         if settings.lore_index == "auto":
             await asyncio.to_thread(index_lore, lore, settings.corpus, say or _log, progress)
         engine = Engine(Deps(store, models, config, settings.corpus, lore=lore, rng=rng or random.Random()))
+        # The SRD bestiary (334 stat blocks, ~0.2 s to read and check) is read now, not in the first fight's turn.
+        await asyncio.to_thread(bestiary)
         settle_heap()
         try:
             yield engine

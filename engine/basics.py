@@ -176,9 +176,13 @@ def coins_worth(cp: int) -> str:
 DAMAGE_TYPES = ("acid", "bludgeoning", "cold", "fire", "force", "lightning", "necrotic", "piercing", "poison",
                 "psychic", "radiant", "slashing", "thunder")
 DAMAGE_DICE = r"^\s*\d{0,2}d\d{1,3}(\s*[+-]\s*\d{1,3})?\s*$"
+# A stat block's damage: dice, or a flat number (a bat's bite does 1 piercing).
+BLOCK_DAMAGE = r"^\s*(\d{0,2}d\d{1,3}(\s*[+-]\s*\d{1,3})?|\d{1,3})\s*$"
+EXTRA_DAMAGE = r"^\d{0,2}d\d{1,3}([+-]\d{1,3})? (acid|bludgeoning|cold|fire|force|lightning|necrotic|piercing|poison|psychic|radiant|slashing|thunder)$"
 
 
 DamageType = Literal[DAMAGE_TYPES]  # type: ignore[valid-type]
+Ability = Literal[ABILITIES]  # type: ignore[valid-type]
 
 
 class Defences(Model):
@@ -187,6 +191,9 @@ class Defences(Model):
     resistances: list[DamageType] = Field(default_factory=list)  # type: ignore[valid-type]
     immunities: list[DamageType] = Field(default_factory=list)  # type: ignore[valid-type]
     vulnerabilities: list[DamageType] = Field(default_factory=list)  # type: ignore[valid-type]
+    # Types resisted, or ignored, only when they come from a nonmagical weapon (a werewolf's hide, a devil's).
+    nonmagical_resistances: list[DamageType] = Field(default_factory=list)  # type: ignore[valid-type]
+    nonmagical_immunities: list[DamageType] = Field(default_factory=list)  # type: ignore[valid-type]
 
 
 class Attack(Model):
@@ -194,12 +201,17 @@ class Attack(Model):
 
     name: str = Field(min_length=1, max_length=40)
     bonus: int = Field(ge=-5, le=30)  # to hit
-    damage: str = Field(min_length=3, max_length=40, pattern=DAMAGE_DICE)
+    damage: str = Field(min_length=1, max_length=40, pattern=BLOCK_DAMAGE)
     damage_type: Literal[DAMAGE_TYPES] = "bludgeoning"  # type: ignore[valid-type]
     reach: str = Field("", max_length=40)  # "5 ft." or "range 30/120 ft.", for the GM
+    plus: str = Field("", max_length=40, pattern=f"^$|{EXTRA_DAMAGE}")  # more damage of another type: "2d6 fire"
+    rider: str = Field("", max_length=80)  # what a hit also calls for, for the GM: "DC 11 STR save or prone"
 
     def line(self) -> str:
-        return f"{self.name} {self.bonus:+d} to hit{', ' + self.reach if self.reach else ''}, {self.damage} {self.damage_type}"
+        plus = f" plus {self.plus}" if self.plus else ""
+        rider = f"; on a hit, {self.rider}" if self.rider else ""
+        return (f"{self.name} {self.bonus:+d} to hit{', ' + self.reach if self.reach else ''}, {self.damage} "
+                f"{self.damage_type}{plus}{rider}")
 
 
 def utcnow() -> datetime:

@@ -7,7 +7,9 @@ from typing import Literal
 
 from pydantic import Field, NonNegativeInt, PositiveInt, field_validator, model_validator
 
-from .basics import CR_PATTERN, Abilities, Attack, Currency, Defences, Model, Price
+from .basics import CR_PATTERN, Abilities, Ability, Attack, Currency, Defences, Model, Price
+from .bestiary import stat_fields
+from .errors import BadInput
 
 class PersonaCard(Model):
     speech_style: str = Field("", max_length=400)
@@ -38,6 +40,7 @@ class NPC(Model):
     cr: str | None = Field(None, pattern=CR_PATTERN)
     role: str = Field("", max_length=80)  # what they are to the world, in a few words ("fishmonger")
     defences: Defences | None = None  # damage types resisted, immune or vulnerable to (stat block)
+    saves: dict[Ability, int] = Field(default_factory=dict)  # proficient saving throws (stat block)
     made: int | None = None  # the turn the GM made them in play (None: written in the adventure)
 
     @field_validator("name")
@@ -137,6 +140,20 @@ class EnemyTemplate(Model):
     actions: list[Attack] = Field(default_factory=list, max_length=8)
     cr: str | None = Field(None, pattern=CR_PATTERN)
     defences: Defences | None = None
+    saves: dict[Ability, int] = Field(default_factory=dict)  # proficient saving throws (others: the modifier)
+    monster: str | None = Field(None, max_length=60)  # the SRD creature it was made from ("goblin")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_monster(cls, data: object) -> object:
+        """`{monster: goblin, count: 3}`: the SRD creature's numbers; anything written beside it wins (a name, HP)."""
+        if not isinstance(data, dict) or not data.get("monster"):
+            return data
+        try:
+            base = stat_fields(str(data["monster"]))
+        except BadInput as exc:
+            raise ValueError(exc.message) from None
+        return {**base, **{k: v for k, v in data.items() if v is not None and k != "monster"}}
 
 
 class Encounter(Model):

@@ -1,12 +1,13 @@
 """`/lookup`: the rules' entries for players, in our own words from the SRD 5.1 data the engine plays by (spells,
-weapons and armour, conditions), and the creatures of the game being played (the stat blocks of its encounters and
-people). A name not found says the nearest ones."""
+weapons and armour, conditions, the SRD's creatures), and the creatures of the game being played (the stat blocks of
+its encounters and people, which win over the SRD's of the same name). A name not found says the nearest ones."""
 
 from __future__ import annotations
 
 import difflib
 from typing import Literal
 
+from . import bestiary
 from .errors import BadInput
 from .rules.conditions import DESCRIPTIONS as CONDITIONS
 from .rules.data import rules
@@ -27,7 +28,8 @@ def names(kind: str, state: GameState | None = None) -> list[str]:
     if kind == "condition":
         return sorted(CONDITIONS)
     if kind == "monster":
-        return sorted(creatures(state)) if state else []
+        own = sorted(creatures(state)) if state else []  # this game's first: what the table meets
+        return own + sorted(set(bestiary.names()) - set(own))
     raise BadInput(f"'{kind}' is not something to look up: spell, item, condition or monster.")
 
 
@@ -126,10 +128,11 @@ def lookup(kind: str, name: str, state: GameState | None = None) -> str:
     if kind == "monster":
         known = creatures(state) if state is not None else {}
         found = next((v for k, v in known.items() if k.lower() == name.lower()), None)
-        if found is None:
-            if not known:
-                raise BadInput("This game knows no creature with a stat block yet (its encounters and people have "
-                               "none); the SRD's bestiary is not shipped yet.")
-            raise _nearest(name, list(known), "creature in this game")
-        return found
+        if found is not None:
+            return found
+        srd = bestiary.find(name)
+        if srd is None:
+            raise _nearest(name, names("monster", state), "creature in this game or the SRD")
+        head, *rest = srd.block()
+        return f"**{srd.name}** (SRD)\n" + head.split(": ", 1)[1] + "\n" + "\n".join(rest)
     raise BadInput(f"'{kind}' is not something to look up: spell, item, condition or monster.")

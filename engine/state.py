@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import Field, NonNegativeInt, PositiveInt, PrivateAttr, model_validator
 
-from .basics import AgentType, Abilities, Attack, Currency, Defences, Item, Model, same_slug, utcnow, xp_for
+from .basics import AgentType, Abilities, Ability, Attack, Currency, Defences, Item, Model, same_slug, utcnow, xp_for
 from .entities import NPC, Encounter, ItemInfo, Location, Note, Quest, Shop
 
 
@@ -85,6 +85,7 @@ class Participant(Model):
     abilities: Abilities | None = None  # an enemy's stat-block scores: its saving throws (none: +0)
     cr: str | None = None  # an enemy's challenge rating: the XP defeating it is worth
     defences: Defences | None = None  # an enemy's resistances, immunities and vulnerabilities
+    saves: dict[Ability, int] = Field(default_factory=dict)  # an enemy's proficient saving throws
 
 
 class Combat(Model):

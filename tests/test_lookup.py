@@ -7,7 +7,7 @@ import pytest
 import yaml
 
 from engine import BadInput
-from engine.lookup import lookup, names
+from engine.lookup import creatures, lookup, names
 
 
 def test_entries_come_from_the_rules_the_engine_plays_by(state):
@@ -27,8 +27,12 @@ def test_entries_come_from_the_rules_the_engine_plays_by(state):
         lookup("spell", "firebal")
     with pytest.raises(BadInput, match="No condition called 'sleepy'"):
         lookup("condition", "sleepy")
-    with pytest.raises(BadInput, match="knows no creature"):
-        lookup("monster", "goblin", None)
+    goblin = lookup("monster", "goblins", None)  # the SRD's, without a game too; a plural finds it
+    assert goblin.startswith("**Goblin** (SRD)\nsmall humanoid (goblinoid)") and "AC 15 (leather armor, shield), HP 7 (2d6)" in goblin
+    assert "Scimitar +4 to hit, 5 ft., 1d6+2 slashing" in goblin and "Nimble Escape (can Disengage or Hide" in goblin
+    with pytest.raises(BadInput, match="No creature in this game or the SRD called 'owlbaer'. Did you mean Owlbear"):
+        lookup("monster", "owlbaer", state)
+    assert names("monster", state)[:2] == sorted(creatures(state))[:2] and "Adult Red Dragon" in names("monster", state)
     with pytest.raises(BadInput, match="not something to look up"):
         lookup("feat", "alert")
 
@@ -44,4 +48,4 @@ def test_lookup_at_the_keyboard(tmp_path, capsys):
     out = " ".join(capsys.readouterr().out.split())
     assert "Fire Bolt — cantrip evocation" in out and "**" not in out
     assert "Disadvantage on attack rolls and ability checks." in out
-    assert "No creature in this game called 'krakn'" in out and "Usage: /lookup spell fire bolt" in out
+    assert "No creature in this game or the SRD called 'krakn'. Did you mean Kraken" in out and "Usage: /lookup spell fire bolt" in out

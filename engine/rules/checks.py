@@ -127,3 +127,26 @@ def check(ch: Character, what: str, rng: random.Random, mode: Mode = None, *, sa
         again = roll(expression, rng)
         rolled = Roll(f"{again.expression} (Lucky: a 1 rolled again)", again.total, again.detail, again.natural)
     return Check(label, ability, proficient, bonus, rolled)
+
+
+def creature_save(creature: object, ability: str) -> int:
+    """A creature's saving throw bonus (an NPC's or a combatant's stat block): its proficient save when it has one,
+    else its ability modifier, else +0 (no scores written)."""
+    saves = getattr(creature, "saves", None) or {}
+    if ability in saves:
+        return saves[ability]
+    scores = getattr(creature, "abilities", None)
+    return scores.mod(ability) if scores is not None else 0
+
+
+def creature_save_roll(creature: object, ability: str, rng: random.Random, mode: Mode = None) -> Roll:
+    """A saving throw of anyone but a player character: by their stat block (creature_save) and their conditions
+    (a paralysed creature fails STR and DEX saves, a restrained one rolls DEX at a disadvantage)."""
+    held = list(getattr(creature, "conditions", None) or [])
+    failed = conditions.fails_save(held, ability)
+    if failed:
+        return Roll(f"no roll ({failed})", 0, "an automatic failure", None)
+    mode, _ = conditions.save_mode(mode, held, ability)
+    bonus = creature_save(creature, ability)
+    return roll((f"1d20{bonus:+d}" if bonus else "1d20") + {"advantage": " adv", "disadvantage": " dis"}.get(mode or "", ""),
+                rng)

@@ -17,15 +17,21 @@ def defences_of(target: Character | NPC | Participant) -> Defences:
     return target.defences or Defences()
 
 
-def adjust(target: Character | NPC | Participant, amount: int, damage_type: str | None) -> tuple[int, str]:
-    """The damage `target` takes of `amount` of this type, and what its defences did ("" for nothing)."""
+def adjust(target: Character | NPC | Participant, amount: int, damage_type: str | None,
+           weapon: bool = False) -> tuple[int, str]:
+    """The damage `target` takes of `amount` of this type, and what its defences did ("" for nothing). `weapon`: it
+    comes from a weapon (or a natural one) that is not magical, which some creatures shrug off."""
     if not damage_type or amount <= 0:
         return amount, ""
     d = defences_of(target)
     if damage_type in d.immunities:
         return 0, f"immune to {damage_type}"
+    if weapon and damage_type in d.nonmagical_immunities:
+        return 0, f"immune to {damage_type} from nonmagical weapons"
     if damage_type in d.resistances:
         return amount // 2, f"resists {damage_type}: {amount} halved"
+    if weapon and damage_type in d.nonmagical_resistances:
+        return amount // 2, f"resists {damage_type} from nonmagical weapons: {amount} halved"
     if damage_type in d.vulnerabilities:
         return amount * 2, f"vulnerable to {damage_type}: {amount} doubled"
     return amount, ""

@@ -14,6 +14,7 @@ from ..hostility import require_consent
 from ..rules import conditions
 from ..rules.attacks import UNARMED_NAMES, critical as doubled, find_weapon, profile, swing, too_heavy
 from ..rules.checks import Mode
+from ..rules.damage import adjust as adjust_damage
 from ..rules.data import weapon as weapon_by_name
 from ..rules.equipment import carried_weapons
 from ..state import Character
@@ -82,10 +83,21 @@ def attack(ctx: ToolContext, args: AttackArgs) -> str:
     critical = to_hit.natural == 20 or (melee and conditions.melee_crit(target.conditions))
     expression = doubled(damage) if critical else damage
     hurt = roll_dice(expression, ctx.rng)
-    applied = _apply_hp(target, max(0, hurt.total), "damage", critical, ctx.rng,
-                        action.damage_type if action else args.damage_type)
     kind = "critical hit (damage dice doubled)" if critical else "hit"
     typed = f" {action.damage_type}" if action else ""
+    weapon_made = action is not None or args.weapon is not None  # not magic, as far as the engine knows
+    if action is not None and action.plus:  # a bite's piercing plus its fire: one hit, one amount of damage
+        dice, plus_type = action.plus.split()
+        more = roll_dice(doubled(dice) if critical else dice, ctx.rng)
+        first, why = adjust_damage(target, max(0, hurt.total), action.damage_type, weapon_made)
+        second, why2 = adjust_damage(target, max(0, more.total), plus_type)
+        notes = "; ".join(w for w in (why, why2) if w)
+        applied = _apply_hp(target, first + second, "damage", critical, ctx.rng)
+        told = (f"{head}, {kind}; damage {hurt.expression} → {hurt.total}{typed} plus {more.expression} → "
+                f"{more.total} {plus_type}{f' ({notes})' if notes else ''}. {applied}")
+        return Told(told, told)
+    applied = _apply_hp(target, max(0, hurt.total), "damage", critical, ctx.rng,
+                        action.damage_type if action else args.damage_type, weapon=weapon_made)
     told = f"{head}, {kind}; damage {hurt.expression} → {hurt.total}{typed}. {applied}"
     return Told(told, told)  # all of it is the table's: the roll, the hit, the damage, who falls
 
@@ -150,7 +162,7 @@ def weapon_attack(ctx: ToolContext, ch: Character, weapon: str, target: str | No
         told = f"{head}, miss{crit}. No damage.{spent}"
         return Told(told, told)
     kind = "critical hit (damage dice doubled)" if rolled.critical else "hit"
-    applied = _apply_hp(foe, max(0, damage.total), "damage", rolled.critical, ctx.rng, w.type)
+    applied = _apply_hp(foe, max(0, damage.total), "damage", rolled.critical, ctx.rng, w.type, weapon=True)
     told = f"{head}, {kind}; damage {damage.expression} → {damage.total} {w.type}. {applied}{spent}"
     return Told(told, told)
 

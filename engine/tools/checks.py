@@ -8,11 +8,13 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from ..errors import BadInput, ToolError
-from ..rules import Check, check
+from ..rules import Check, ability_of, check
+from ..rules.checks import creature_save_roll
 from ..basics import slug
 from ..entities import Exit, Location, Secret
 from ..state import Character
 from ..shops import hand_out
+from .hitpoints import resolve_hp_target
 from .registry import COMBAT, NARRATIVE, Args, Told, ToolContext, tool
 
 
@@ -55,9 +57,22 @@ def ability_check(ctx: ToolContext, args: CheckArgs) -> str:
 @tool(example='<saving_throw character="Aria" ability="dexterity" dc="13"/>', agents={NARRATIVE, COMBAT},
       changes_state=False)
 def saving_throw(ctx: ToolContext, args: SaveArgs) -> str:
-    """Roll a player character's saving throw (strength, dexterity, constitution, intelligence, wisdom or
-    charisma) from their sheet against the DC of the trap, spell or poison; narrate the result it gives."""
-    return _rolled(ctx, _character(ctx, args.character), args.ability, args.dc, args.advantage, save=True)
+    """Roll a saving throw (strength, dexterity, constitution, intelligence, wisdom or charisma) against the DC of
+    the trap, spell or poison: a player character's from their sheet, a creature's or person's from their stat
+    block (its proficient saves, else its scores); narrate the result it gives."""
+    if ctx.state.find_character(args.character) is not None:
+        return _rolled(ctx, _character(ctx, args.character), args.ability, args.dc, args.advantage, save=True)
+    ability = ability_of(args.ability)
+    if ability is None:
+        raise ToolError(f"'{args.ability}' is not an ability (strength, dexterity, constitution, intelligence, "
+                        "wisdom, charisma)")
+    creature = resolve_hp_target(ctx, args.character)
+    rolled = creature_save_roll(creature, ability, ctx.rng, args.advantage)
+    said = f"{creature.name}'s {ability.capitalize()} save: {rolled.expression} → {rolled.total}"
+    if args.dc is None:
+        return Told(said + " (no DC given: judge the total yourself)", said)
+    said += f" vs DC {args.dc}, {'success' if rolled.total >= args.dc else 'failure'}"
+    return Told(said, said)
 
 
 def _character(ctx: ToolContext, name: str) -> Character:

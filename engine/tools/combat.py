@@ -21,7 +21,8 @@ class StartCombatArgs(Args):
 
 
 @tool(example='<start_combat encounter="bandit-ambush"/>, or improvised: '
-              '<start_combat>{"enemy": [{"name": "Wolf", "hp": 11, "ac": 13, "initiative_bonus": 2, "count": 2}]}</start_combat>'
+              '<start_combat>{"enemy": [{"monster": "wolf", "count": 2}]}</start_combat> (an SRD creature\'s numbers) or '
+              '<start_combat>{"enemy": [{"name": "Mire Thing", "hp": 11, "ac": 13, "initiative_bonus": 2}]}</start_combat>'
               ', or against people here: <start_combat>{"npc": ["tomas-reed"]}</start_combat>',
       agents={NARRATIVE}, changes_state=True, body="encounter")
 def start_combat(ctx: ToolContext, args: StartCombatArgs) -> str:
@@ -90,7 +91,7 @@ def start_combat(ctx: ToolContext, args: StartCombatArgs) -> str:
                                      initiative=ctx.rng.randint(1, 20) + template.initiative_bonus, ac=template.ac,
                                      hp=template.hp, max_hp=template.hp, attacks=template.attacks,
                                      actions=template.actions, abilities=template.abilities, cr=template.cr,
-                                     defences=template.defences))
+                                     defences=template.defences, saves=template.saves))
     for npc in foes:  # an NPC who fights keeps its own sheet: its hit points and stat block are the NPC's
         taken.add(npc.id)
         order.append(Participant(id=npc.id, name=npc.name, faction="enemy", ac=npc.ac, cr=npc.cr,

@@ -36,13 +36,13 @@ def update_hp(ctx: ToolContext, args: HpArgs) -> str:
 
 
 def _apply_hp(target: Character | NPC | Participant, amount: int, kind: str, critical: bool = False,
-              rng: random.Random | None = None, damage_type: str | None = None) -> str:
+              rng: random.Random | None = None, damage_type: str | None = None, weapon: bool = False) -> str:
     """Damage or healing to anyone; damage by its type against the target's resistances (engine/rules/damage.py),
     a player character's by the SRD (engine/rules/life.py), and with `rng` the concentration save that damage calls
     for (a healing never needs one)."""
     said = ""
     if kind == "damage":
-        amount, why = adjust_damage(target, amount, damage_type)
+        amount, why = adjust_damage(target, amount, damage_type, weapon)
         said = f" ({why})" if why else ""
     if isinstance(target, Character):
         return _character_hp(target, amount, kind, critical, rng, said)

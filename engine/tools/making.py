@@ -17,7 +17,8 @@ from pydantic import BeforeValidator, Field
 
 from ..basics import Item, Price
 from ..entities import NPC, Exit, ItemInfo, Location, Secret, ShopItem
-from ..errors import ToolError
+from ..bestiary import stat_fields
+from ..errors import BadInput, ToolError
 from ..state import GameState
 from .registry import NARRATIVE, Args, Told, ToolContext, tool
 
@@ -103,26 +104,39 @@ class CreateNpcArgs(Args):
     knows: list[Annotated[str, Field(min_length=1, max_length=200)]] = Field(default_factory=list, max_length=6)
     hp: int | None = Field(None, ge=1, le=500)
     ac: int | None = Field(None, ge=1, le=30)
+    monster: str | None = Field(None, min_length=1, max_length=60)  # an SRD creature whose stat block they fight by
 
 
 @tool(example='<create_npc name="Gil Marsh" role="fishmonger" attitude="friendly" description="A stooped man who '
               'smells of brine and knows every boat by its creak."><knows>The Gray Oar crew buys no fish</knows>'
-              '</create_npc>',
+              '</create_npc>; one who can fight, by an SRD stat block: <create_npc name="Brask" role="smuggler boss" '
+      'monster="bandit captain" attitude="wary" description="…"/>',
       agents={NARRATIVE}, changes_state=True)
 def create_npc(ctx: ToolContext, args: CreateNpcArgs) -> str:
     """Make a person you have just brought into the story real: they keep their name, role, manner and what they
     know, and every tool and later turn can find them. Use it the first time someone new matters, not for
-    passers-by; the name must be new (not a player character's)."""
+    passers-by; the name must be new (not a player character's). `monster` gives them an SRD creature's stat block
+    (AC, HP, scores, saves, attacks) to fight by."""
     before = _room(ctx, "npc")
     ident = _new_id(ctx, args.name, "npc")
     place = ctx.location(args.location).id if args.location else ctx.state.current_location
     persona = args.description.strip()
     if args.knows:
         persona += " Knows: " + "; ".join(k.strip().rstrip(".") for k in args.knows) + "."
-    hp = args.hp or 10
+    block: dict[str, object] = {}
+    if args.monster:
+        try:
+            base = stat_fields(args.monster)
+        except BadInput as exc:
+            raise ToolError(exc.message.rstrip(".")) from None
+        block = {k: base[k] for k in ("abilities", "actions", "cr", "defences", "saves", "speed")}
+        block["hp"], block["ac"] = base["hp"], base["ac"]
+    hp = args.hp or block.pop("hp", 10)
+    ac = args.ac or block.pop("ac", 10)
+    block.pop("hp", None), block.pop("ac", None)
     ctx.state.npcs[ident] = NPC(id=ident, name=" ".join(args.name.split()), persona=persona, location=place,
                                 attitude=args.attitude, role=args.role.strip(), hp=hp, max_hp=hp,
-                                ac=args.ac or 10, made=ctx.state.turn)
+                                ac=ac, made=ctx.state.turn, **block)
     _checked(ctx, before)
     where = ctx.state.locations[place].name
     role = f", {args.role.strip()}" if args.role.strip() else ""

@@ -12,6 +12,7 @@ from pydantic import Field
 from ..dice import Roll, roll as roll_dice
 from ..errors import BadInput, ToolError
 from ..rules import check, conditions, life
+from ..rules.checks import creature_save_roll
 from ..rules.data import rules as rules_data
 from ..rules.equipment import armor_class, worn_armor
 from ..rules import spells as rules
@@ -216,19 +217,10 @@ def _saves(rng: random.Random, ch: Character, spell: Spell, slot: int | None, ta
 
 
 def _save_roll(rng: random.Random, target: Target, ability: str, mode: Mode) -> Roll:
-    """A character saves by their sheet; anyone else by their ability scores when they have them, else +0 (and
-    by their conditions: a paralysed creature fails STR and DEX saves, a restrained one rolls DEX at a
-    disadvantage)."""
+    """A character saves by their sheet; anyone else by their stat block (engine/rules/checks.creature_save_roll)."""
     if isinstance(target, Character):
         return check(target, ability, rng, mode, save=True).roll
-    failed = conditions.fails_save(target.conditions, ability)
-    if failed:
-        return Roll(f"no roll ({failed})", 0, "an automatic failure", None)
-    mode, _ = conditions.save_mode(mode, target.conditions, ability)
-    scores = getattr(target, "abilities", None)
-    bonus = scores.mod(ability) if scores is not None else 0
-    return roll_dice((f"1d20{bonus:+d}" if bonus else "1d20")
-                     + {"advantage": " adv", "disadvantage": " dis"}.get(mode or "", ""), rng)
+    return creature_save_roll(target, ability, rng, mode)
 
 
 def _automatic(rng: random.Random, ch: Character, spell: Spell, slot: int | None, targets: list[Target]) -> list[str]:
