@@ -22,6 +22,7 @@ class Adventure(Model):
     title: str
     world: str | None = Field(None, pattern=r"^[a-z0-9][a-z0-9-]*$")  # corpus/world/<world>/ holds its world lore
     summary: str = ""
+    levels: str | None = Field(None, pattern=r"^([1-9]|1[0-9]|20)(-([1-9]|1[0-9]|20))?$")  # "3-5": for whom it is
     intro: str
     start_location: str
     locations: list[Location] = Field(min_length=1)
@@ -30,6 +31,11 @@ class Adventure(Model):
     encounters: list[Encounter] = Field(default_factory=list)
     items: list[ItemInfo] = Field(default_factory=list)
     shops: list[Shop] = Field(default_factory=list)
+
+    @property
+    def lowest_level(self) -> int:
+        """The level its characters should have at least (1 when it does not say)."""
+        return int(self.levels.split("-")[0]) if self.levels else 1
 
     def check_references(self) -> list[str]:
         """Every broken cross-reference, as a sentence naming both ends."""
@@ -284,12 +290,19 @@ def adventure_titles(corpus_dir: Path) -> dict[str, str]:
     return titles
 
 
+def _lowest_level(path: Path) -> int:
+    try:
+        return load_adventure(path).lowest_level
+    except GameError:
+        return 99  # a broken file is never the default; naming it still says what is wrong
+
+
 def find_adventure(corpus_dir: Path, adventure_id: str | None) -> Adventure:
     found = list_adventures(corpus_dir)
     if not found:
         raise ConfigError(f"No adventures found under {corpus_dir / 'adventures'}.")
-    if adventure_id is None:
-        adventure_id = next(iter(found))
+    if adventure_id is None:  # the one for the newest characters (the starter), then by id
+        adventure_id = min(found, key=lambda a: (_lowest_level(found[a]), a))
     path = found.get(adventure_id)
     if path is None:
         raise ConfigError(f"No adventure called '{adventure_id}'. Available: {', '.join(found)}.")

@@ -62,6 +62,8 @@ class Engine(PlayerActions, Roster, Rewind, WorldAdmin):
         state.started_by = started_by
         rules = (await self.server_settings(guild_id)) if guild_id is not None else server_settings.ServerSettings()
         state.leveling, state.starting_level = rules.rules(self.deps.config.game)
+        if rules.starting_level is None:  # an adventure for levels 3-5 begins its characters at 3, unless a server chose
+            state.starting_level = max(state.starting_level, chosen.lowest_level)
         observe(state)  # the journal begins where the party does
         async with self.channel_lock(channel_id):
             session = await self.deps.store.create_session(channel_id, guild_id, state)

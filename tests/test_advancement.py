@@ -187,3 +187,15 @@ def test_foes_with_a_challenge_rating_are_worth_their_xp_when_the_fight_ends(sta
     state.combat.order[[p.name for p in state.combat.order].index("Ogre")].hp = 0
     again = call(ctx_for(state, agent=AgentType.COMBAT), "<end_combat/>")
     assert again.ok and "XP" not in again.observation and state.characters["u1"].xp == worth // 2
+
+
+async def test_an_adventure_for_higher_levels_begins_its_characters_there(table):
+    await table.engine.end_game(CHANNEL)
+    state, _ = await table.engine.start_game(CHANNEL, "g1", adventure="ashen-thane")
+    assert state.starting_level == 3  # written for levels 3-5
+    ketter = await table.engine.create_character(CHANNEL, "u3", "Cass", "rogue")
+    assert ketter.level == 3 and ketter.xp == 900
+    await table.engine.end_game(CHANNEL)
+    await table.engine.configure_server("g1", None, starting_level=1)  # a server's own choice wins
+    state, _ = await table.engine.start_game(CHANNEL, "g1", adventure="ashen-thane")
+    assert state.starting_level == 1

@@ -243,7 +243,8 @@ async def test_admin_check_and_commands(bot):
     i = interaction(bot)
     await admin_cog.reload_corpus.callback(admin_cog, i)
     assert i.response.deferred is not None  # re-indexing lore may take longer than Discord waits
-    assert i.followup.sent.texts()[0] == "✅ saltmere-lantern: The Drowned Lantern of Saltmere"
+    assert i.followup.sent.texts()[0] == ("✅ ashen-thane: The Barrow of the Ashen Thane\n"
+                                          "✅ saltmere-lantern: The Drowned Lantern of Saltmere")
     i = interaction(bot)
     assert await bot.engine.show_sources(CHANNEL)  # the config's default
     await admin_cog.sources.callback(admin_cog, i, "off")

@@ -6,7 +6,7 @@ import pytest
 import yaml
 
 from engine import ConfigError
-from engine.content import find_adventure, list_adventures, load_adventure
+from engine.content import check_adventure, find_adventure, list_adventures, load_adventure
 from tests.conftest import CORPUS
 
 MINIMAL = {
@@ -31,7 +31,21 @@ def test_shipped_adventure_meets_the_brief():
     assert len(adv.locations) >= 4 and len(adv.npcs) >= 3 and adv.encounters
     assert any(q.objectives for q in adv.quests)
     assert all(n.persona and n.knows_secrets for n in adv.npcs[:3])
-    assert list(list_adventures(CORPUS)) == ["saltmere-lantern"]
+    assert list(list_adventures(CORPUS)) == ["ashen-thane", "saltmere-lantern"]
+    assert find_adventure(CORPUS, None).id == "saltmere-lantern"  # the starter (levels 1-2) is the default
+
+
+def test_the_second_adventure_is_another_kind_with_srd_monsters():
+    adv = find_adventure(CORPUS, "ashen-thane")
+    assert adv.levels == "3-5" and adv.lowest_level == 3 and adv.world == "sundered-coast"
+    assert len(adv.locations) >= 8 and len(adv.encounters) >= 3 and adv.shops and len(adv.npcs) >= 4
+    assert not adv.check_references() and check_adventure(CORPUS / "adventures" / "ashen-thane" / "adventure.yaml") == []
+    monsters = {t.monster for e in adv.encounters for t in e.enemies}
+    assert {"wolf", "gnoll", "skeleton", "ghoul", "wight", "zombie"} <= monsters
+    thane = next(t for e in adv.encounters for t in e.enemies if t.name == "The Ashen Thane")
+    assert (thane.hp, thane.ac, thane.cr) == (45, 14, "3") and thane.defences.nonmagical_resistances
+    state = adv.new_game(seed=1)
+    assert state.current_location == "hollins-cross" and "thanes-tomb" in state.locations
 
 
 def test_minimal_adventure_loads_and_starts(tmp_path):
