@@ -25,7 +25,7 @@ from .deps import Deps
 from .errors import BadInput, GameError, ModelError, NoGameRunning, ProviderConfigError, StaleSession, TurnFailed
 from .loop import AgentRun, Limits, run_agent
 from .lore.memory import Memory, recall_lines
-from .lore.retrieval import cite, context_block, passages_for
+from .lore.retrieval import cite, context_block, passages_for, resolved
 from .recall import recall, stored
 from .instructions import system_prompt
 from .models import ChatMessage, ModelRequest
@@ -127,12 +127,12 @@ async def lore(turn: Turn, deps: Deps) -> None:
         return
     if turn.route.agent not in (AgentType.NARRATIVE, AgentType.COMBAT, AgentType.NPC):
         return
-    if turn.query_vector is None:  # a turn played again keeps the one it made
-        turn.query_vector = await deps.lore.queries.embed(turn.text)  # None when the embedder is busy: words alone
+    state = turn.work or turn.session.state
+    if turn.query_vector is None:  # a turn played again keeps the one it made; None when the embedder is busy
+        turn.query_vector = await deps.lore.queries.embed(resolved(state, turn.text))
     if not settings.enabled or not len(deps.lore):
         return
     try:
-        state = turn.work or turn.session.state
         npc = state.npcs.get(turn.route.npc.id) if turn.route.npc else None
         viewer = Viewer(turn.route.agent, npc.id if npc else None, turn.author_id)
         turn.passages = await passages_for(deps.lore, settings, state, turn.text, npc, lore_secrets(state, viewer),

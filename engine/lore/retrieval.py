@@ -18,6 +18,7 @@ import structlog
 from ..entities import NPC
 from ..state import GameState
 from ..markup import escape
+from . import roles
 from .search import Hit
 from .slices import compact
 
@@ -48,13 +49,21 @@ def refs_of(state: GameState) -> list[tuple[str, str]]:
     return refs
 
 
+def resolved(state: GameState, text: str) -> str:
+    """The player's words with the names their role words stand for ("the innkeeper" → Odile Farrow): what the
+    turn embeds and searches by (engine/lore/roles.py)."""
+    names = roles.resolve(state, text)
+    return f"{text} ({', '.join(names)})" if names else text
+
+
 def query_for(state: GameState, text: str, npc: NPC | None) -> str:
-    """The player's words, then the scene: where the party is and who is there (the words count most in BM25)."""
+    """The player's words (with the names their role words stand for), then the scene: where the party is and who
+    is there (the words count most in BM25)."""
     loc = state.locations.get(state.current_location)
     names = [npc.name] if npc is not None else []
     names += [n.name for n in state.present_npcs() if npc is None or n.id != npc.id]
     scene = " ".join(filter(None, [loc.name if loc else "", *names]))
-    return f"{text}\n{scene}".strip()
+    return f"{resolved(state, text)}\n{scene}".strip()
 
 
 async def passages_for(index: LoreIndex, settings: LoreSettings, state: GameState, text: str,
