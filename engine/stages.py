@@ -169,7 +169,8 @@ async def context(turn: Turn, deps: Deps) -> None:
     seen = visible_history(history, chosen.agent, npc_id)[-cfg.turn.history_messages:]
     memories = await _recall(turn, deps, before_id=seen[0].id if seen else None)
     turn.hints = (decide.found_by_checks(suggest(state, turn.text, chosen.agent, npc, cfg.turn.suggestion_limit,
-                                                 turn.author_id), state, chosen.agent, turn.author_id)
+                                                 turn.author_id, turn.query_vector), state, chosen.agent,
+                                         turn.author_id)
                   if cfg.turn.suggestions else [])
     settings = cfg.agent(chosen.agent)
     # A two-step turn's agent only narrates what the decide stage did: no tools, tool hints or tool feedback, and

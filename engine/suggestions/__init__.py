@@ -13,6 +13,7 @@ order they are registered: on a tie the first rule's suggestion stands).
 
 from __future__ import annotations
 
+import numpy as np
 import structlog
 
 from ..basics import AgentType
@@ -21,6 +22,7 @@ from ..state import GameState
 from ..tools import TOOLS
 from . import goods, moves  # noqa: F401  (registers the rules, goods first)
 from .goods import changes_hands
+from .learned import classify
 from .lexicon import LEXICON
 from .reading import RULES, Reading, Situation, Suggestion
 
@@ -31,8 +33,9 @@ log = structlog.get_logger(__name__)
 
 
 def suggest(state: GameState, message: str, agent: AgentType, npc: NPC | None = None, limit: int = 4,
-            actor_id: str | None = None) -> list[Suggestion]:
-    """The best suggestions for this agent, one per tool, highest confidence first."""
+            actor_id: str | None = None, vector: np.ndarray | None = None) -> list[Suggestion]:
+    """The best suggestions for this agent, one per tool, highest confidence first: the rules', and with the turn's
+    embedding of the message (`vector`) the classifier's for tools the rules did not suggest (learned.py)."""
     situation = Situation.of(state, message, agent, npc, actor_id)
     if situation.reading.tokens[:1] and situation.reading.tokens[0] in ("ooc", "brb", "afk", "gtg"):
         return []  # out of character: not a move in the game
@@ -48,6 +51,8 @@ def suggest(state: GameState, message: str, agent: AgentType, npc: NPC | None = 
         for s in found:
             if agent in TOOLS[s.tool].agents and (s.tool not in best or s.confidence > best[s.tool].confidence):
                 best[s.tool] = s
+    for s in classify(state, vector, agent):
+        best.setdefault(s.tool, s)  # the rules know which secret, whose potion: theirs stands
     return sorted(best.values(), key=lambda s: -s.confidence)[:limit]
 
 
