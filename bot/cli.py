@@ -18,8 +18,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from engine import Engine, ScriptedModel
     from engine.models import ModelClient
     from engine.basics import AgentType
+
+    from .terminal.session import Script
 
 
 def parser() -> argparse.ArgumentParser:
@@ -30,7 +33,9 @@ def parser() -> argparse.ArgumentParser:
     play.add_argument("--script", type=Path, help="play a YAML script (player lines and scripted model replies) without a keyboard")
     play.add_argument("--game", help="which saved terminal game to play (default: terminal; with --script, a fresh "
                       "throwaway game unless this is given)")
-    play.add_argument("--adventure", help="adventure id for a new game (default: the first in the corpus)")
+    play.add_argument("--adventure", help="adventure id for a new game (default: the starter)")
+    play.add_argument("--premise", help="a new world from a sentence (\"a haunted mining town in the mountains\"), "
+                                        "made by the world-builder, saved in the corpus, and played")
     play.add_argument("--name", help="your character's name, for a new character")
     play.add_argument("--class", dest="char_class", help="your character's class, for a new character")
     play.add_argument("--scores", help="ability scores for a new character: standard (default), roll (4d6 drop "
@@ -250,6 +255,10 @@ async def run_play(args: argparse.Namespace) -> None:
         terminal = Terminal(engine, f"terminal:{game}", "local", player_name(), ask=None if script else read_line,
                             write=None if script else _write, color=colour_screen())
         terminal.character_file, terminal.scores = args.character, args.scores
+        if args.premise:
+            args.adventure = await make_world(engine, terminal.channel, args, script, model)
+            if script is not None:
+                script.adventure = args.adventure
         terminal.species, terminal.background = args.species, args.background
         if script is not None:
             try:
@@ -261,6 +270,27 @@ async def run_play(args: argparse.Namespace) -> None:
         else:
             await play_keyboard(terminal, args.adventure, args.name, args.char_class, args.seed,
                                 history=settings.data_dir / "terminal_history")
+
+
+async def make_world(engine: Engine, channel: str, args: argparse.Namespace, script: Script | None,
+                     model: ScriptedModel) -> str:
+    """The adventure id of a new world from --premise (refused while a game runs here: it would not be played)."""
+    from engine import ConfigError
+    from engine.errors import NoGameRunning
+
+    if args.adventure or (script is not None and script.adventure):
+        raise ConfigError("Give --adventure or --premise, not both.")
+    with contextlib.suppress(NoGameRunning):
+        await engine.state(channel)
+        raise ConfigError("A game is running in this terminal: --premise makes a new one. End it with /new, or "
+                          "play elsewhere with --game NAME.")
+    if script is not None:
+        model.add(*script.world)
+    print("Building a world from your premise (up to two minutes with the local model) ...", file=sys.stderr)
+    world = await engine.make_world(args.premise)
+    print(f"A new world: {world.title}, saved in corpus/adventures/{world.id}/ ({len(world.locations)} places, "
+          f"{len(world.npcs)} people); play it again with --adventure {world.id}.", file=sys.stderr)
+    return world.id
 
 
 def _write(text: str) -> None:

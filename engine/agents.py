@@ -45,6 +45,9 @@ AGENTS: dict[AgentType, Agent] = {a.type: a for a in (
           max_tokens=120, enabled=False, borrows=AgentType.NARRATIVE),
     Agent(AgentType.PERSONA, prompts.PERSONA, "none", "Persona", speaks=False, tools=False, temperature=0.3,
           max_tokens=600, borrows=AgentType.NARRATIVE),
+    # A new world from a premise (/game start premise:…): two answers held to a schema (engine/worldgen.py).
+    Agent(AgentType.WORLDBUILDER, prompts.WORLDBUILDER, "none", "World-builder", speaks=False, tools=False,
+          temperature=0.8, max_tokens=3000, borrows=AgentType.NARRATIVE),
 )}
 
 

@@ -24,6 +24,7 @@ class AgentType(StrEnum):
     REFEREE = "referee"
     PLANNER = "planner"
     PERSONA = "persona"
+    WORLDBUILDER = "worldbuilder"
 
 
 class Model(BaseModel):

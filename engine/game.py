@@ -12,10 +12,10 @@ from typing import Callable
 
 import structlog
 
-from . import fair, jsonio, limits, recall, server_settings, stages, summary
+from . import fair, jsonio, limits, recall, server_settings, stages, summary, worldgen
 from .actions import PlayerActions
 from .agents import speaker_label
-from .content import find_adventure
+from .content import Adventure, find_adventure
 from .deps import Deps
 from .errors import BadInput, GameAlreadyRunning
 from .models import ModelRequest
@@ -53,6 +53,11 @@ class Engine(PlayerActions, Roster, Rewind, WorldAdmin):
         find_adventure(self.deps.corpus_dir, adventure)
         if channel_id is not None and await self.deps.store.load_session(channel_id) is not None:
             raise GameAlreadyRunning()
+
+    async def make_world(self, premise: str) -> Adventure:
+        """A new adventure from a premise, made by the world-builder agent, checked and saved in the corpus
+        (engine/worldgen.py); WorldError, with nothing saved, when it cannot be made to hold together."""
+        return await worldgen.build(self.deps, premise)
 
     async def start_game(self, channel_id: str, guild_id: str | None = None, adventure: str | None = None,
                          started_by: str | None = None) -> tuple[GameState, str]:

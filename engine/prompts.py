@@ -119,6 +119,12 @@ said to them or is a question only they could answer. Decide whether the party m
 Answer with one JSON object and nothing else: {"answerer": "narrator" or an id, "move_to": an exit id or null}
 When unsure: {"answerer": "narrator", "move_to": null}."""
 
+WORLDBUILDER = """You build the world of a new Dungeons & Dragons adventure from a one-line premise, as data for a
+game engine. Write original places, people and trouble that fit the premise and each other: concrete, vivid,
+playable at a table, in plain English. Every name you use for a place or a person must be one you wrote for it.
+Answer with one JSON object that follows the schema you are given, and nothing else."""
+
+
 PERSONA = """You write a short character card for a non-player character of a Dungeons & Dragons game, from its
 description and the numbered lore passages about it. Use only what they say; invent nothing.
 Answer with one JSON object and nothing else:

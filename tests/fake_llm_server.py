@@ -203,14 +203,19 @@ class FakeLLMServer:
             "stop_reason": None, "stop_sequence": None,
             "usage": {"input_tokens": step.usage[0], "output_tokens": 1, "cache_read_input_tokens": step.cache_read,
                       "cache_creation_input_tokens": step.cache_write}}}
+        # A forced tool (tool_choice names one) is answered as the API does: a tool_use block whose input streams
+        # as partial JSON, and stop_reason "tool_use".
+        forced = (body.get("tool_choice") or {}).get("name")
+        block = {"type": "tool_use", "id": "toolu_1", "name": forced, "input": {}} if forced else {"type": "text", "text": ""}
         out = [(ev("message_start", start), False),
-               (ev("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}), False),
+               (ev("content_block_start", {"type": "content_block_start", "index": 0, "content_block": block}), False),
                (ev("ping", {"type": "ping"}), False)]
         for c in self._chunks(step):
-            out.append((ev("content_block_delta", {"type": "content_block_delta", "index": 0,
-                                                   "delta": {"type": "text_delta", "text": c}}), True))
+            delta = {"type": "input_json_delta", "partial_json": c} if forced else {"type": "text_delta", "text": c}
+            out.append((ev("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}), True))
         out.append((ev("content_block_stop", {"type": "content_block_stop", "index": 0}), False))
-        out.append((ev("message_delta", {"type": "message_delta", "delta": {"stop_reason": step.stop_reason,
+        stop_reason = "tool_use" if forced else step.stop_reason
+        out.append((ev("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop_reason,
                                                                              "stop_sequence": step.stop_sequence},
                                          "usage": {"output_tokens": step.usage[1]}}), False))
         out.append((ev("message_stop", {"type": "message_stop"}), False))

@@ -1227,3 +1227,24 @@ async def test_lookup_answers_privately_and_offers_names_as_you_type(fake, bot, 
     assert said["data"]["flags"] & 64 and said["data"]["content"].startswith("**Fire Bolt** — cantrip evocation")
     missing = await (await fake.interaction("lookup", {"kind": "condition", "name": "sleepy"}, user="alice")).wait_response()
     assert missing["data"]["flags"] & 64 and "No condition called 'sleepy'" in missing["data"]["content"]
+
+
+async def test_game_start_from_a_premise_makes_and_plays_a_new_world(fake, bot, model, tmp_path):
+    import json
+    import shutil
+
+    from tests.test_worldgen import CAST, OUTLINE
+
+    corpus = tmp_path / "corpus"
+    shutil.copytree(CORPUS, corpus)
+    bot.engine.deps.corpus_dir = corpus  # the world is saved here, not in the repository's corpus
+    both = await fake.interaction("game start", {"premise": "a mine", "adventure": "ashen-thane"}, user="alice")
+    assert "not both" in (await both.wait_response())["data"]["content"]
+    model.add(json.dumps(OUTLINE), json.dumps(CAST))
+    i = await fake.interaction("game start", {"premise": "a haunted mining town in the mountains"}, user="alice")
+    assert (await i.wait_response())["type"] == 5  # deferred: the world-builder takes a while
+    [opening] = await i.wait_followups(1)
+    assert opening["content"].startswith("## The Hollow Crown Mine\nSnow hisses")
+    assert "saved as `the-hollow-crown-mine` (4 places, 4 people)" in opening["content"]
+    assert (corpus / "adventures" / "the-hollow-crown-mine" / "adventure.yaml").is_file()
+    assert [r.agent for r in model.requests[-2:]] == [AgentType.WORLDBUILDER, AgentType.WORLDBUILDER]

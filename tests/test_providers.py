@@ -847,3 +847,21 @@ async def test_certificates_load_once_when_a_model_is_built_not_in_its_first_tur
             await s.close()
     finally:
         http.certificates.cache_clear()
+
+
+async def test_anthropic_holds_a_reply_to_a_schema_with_a_forced_tool(server):
+    """A reply that must follow a JSON schema (the world-builder's) is the input of a tool Claude must call: the
+    request names it, and the streamed input JSON is the reply."""
+    schema = {"type": "object", "properties": {"title": {"type": "string"}}, "required": ["title"]}
+    server.add(Step('{"title": "The Hollow Mine"}', chunk=5))
+    request = ModelRequest(AgentType.WORLDBUILDER, "", "Build a world.", "", [ChatMessage("user", "a haunted mine")],
+                           prefill="{", schema=schema)
+    items = await read(claude(server), request)
+    assert "".join(i for i in items if isinstance(i, str)) == '{"title": "The Hollow Mine"}'
+    assert items[-1].stop_reason == "end"
+    body = posts(server)[0].body
+    assert body["tools"] == [{"name": "answer", "description": "Give your answer as this JSON object.", "input_schema": schema}]
+    assert body["tool_choice"] == {"type": "tool", "name": "answer"}
+    assert body["messages"] == [{"role": "user", "content": "a haunted mine"}]  # no prefill with a forced tool
+    plain = claude(server).body(ModelRequest(AgentType.NARRATIVE, "", "s", "", []))
+    assert "tools" not in plain and "tool_choice" not in plain

@@ -26,9 +26,11 @@ class GameCog(commands.GroupCog, group_name="game", group_description="Start, en
         super().__init__()
 
     @app_commands.command(name="start")
-    @app_commands.describe(adventure="Which adventure (default: the first one)", thread="Play in a new thread of this channel")
-    async def start(self, interaction: discord.Interaction, adventure: str | None = None, thread: bool = False) -> None:
-        """Start a new game here, or in a new thread."""
+    @app_commands.describe(adventure="Which adventure (default: the starter)", thread="Play in a new thread of this channel",
+                           premise="A new world from a sentence, e.g. a haunted mining town in the mountains")
+    async def start(self, interaction: discord.Interaction, adventure: str | None = None, thread: bool = False,
+                    premise: app_commands.Range[str, 3, 300] | None = None) -> None:
+        """Start a new game here, or in a new thread; from a written adventure, or a new world from a premise."""
         channel = interaction.channel
         if thread and not isinstance(channel, discord.TextChannel):
             await interaction.response.send_message("Threads can be started only from a text channel.", ephemeral=True)
@@ -40,15 +42,23 @@ class GameCog(commands.GroupCog, group_name="game", group_description="Start, en
             who = "admins" if settings.starters == "admins" else "admins and members with a chosen role"
             raise InputError(f"On this server, only {who} start games (/gm-admin config). Ask one of them, or "
                              "join a game that is running: /char create, then /party join.")
+        if premise and adventure:
+            raise InputError("Give an adventure or a premise, not both.")
         await self.bot.engine.check_start(None if thread else str(interaction.channel_id), adventure)
         await interaction.response.defer(thinking=True)
+        made = ""
+        if premise:  # the world-builder takes a while (up to two minutes with the local model): the reply is deferred
+            world = await self.bot.engine.make_world(premise)
+            adventure = world.id
+            made = (f"\n\n-# A new world from your premise, saved as `{world.id}` ({len(world.locations)} places, "
+                    f"{len(world.npcs)} people): start it again with /game start adventure:{world.id}.")
         if thread:
             assert isinstance(channel, discord.TextChannel)
             channel = await channel.create_thread(name="Lorekeeper game", type=discord.ChannelType.public_thread,
                                                   auto_archive_duration=1440)
         state, intro = await self.bot.engine.start_game(str(channel.id), str(interaction.guild_id), adventure,
                                                         started_by=str(interaction.user.id))
-        opening = f"## {state.title}\n{intro}\n\n-# Make your character with /char create, then say what you do."
+        opening = f"## {state.title}\n{intro}{made}\n\n-# Make your character with /char create, then say what you do."
         pieces = split_message(opening)
         if channel is interaction.channel:
             await interaction.followup.send(pieces[0], allowed_mentions=NO_PINGS)

@@ -50,6 +50,7 @@ class Script(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     adventure: str | None = None
+    world: list[str] = Field(default_factory=list)  # the world-builder's replies, for --premise
     character: ScriptCharacter | None = None
     steps: list[ScriptStep] = Field(min_length=1)
 

@@ -14,7 +14,8 @@ from .http import StreamingPost
 from .sse import events
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
-_STOP = {"end_turn": "end", "stop_sequence": "stop_sequence", "max_tokens": "max_tokens"}
+_STOP = {"end_turn": "end", "stop_sequence": "stop_sequence", "max_tokens": "max_tokens", "tool_use": "end"}
+ANSWER_TOOL = "answer"  # a reply held to a JSON schema is this forced tool's input
 # The events a reply is read from; ping, content_block_start/stop, message_stop and any type added later are
 # skipped without parsing.
 _READ = {"content_block_delta", "message_start", "message_delta", "error"}
@@ -49,7 +50,7 @@ class AnthropicModel:
 
     def body(self, request: ModelRequest) -> dict[str, Any]:
         messages: list[dict[str, Any]] = [{"role": m.role, "content": m.content} for m in request.messages]
-        if request.prefill:
+        if request.prefill and request.schema is None:  # a forced tool's answer takes no prefill
             # The API refuses a final assistant turn that ends in whitespace.
             messages.append({"role": "assistant", "content": request.prefill.rstrip()})
         # The stable part is marked for caching; the per-turn state follows it, uncached.
@@ -61,6 +62,10 @@ class AnthropicModel:
                                 "system": system, "messages": messages, "stream": True}
         if request.stop:
             body["stop_sequences"] = request.stop
+        if request.schema is not None:  # held to the schema: the answer is the input of a tool it must call
+            body["tools"] = [{"name": ANSWER_TOOL, "description": "Give your answer as this JSON object.",
+                              "input_schema": request.schema}]
+            body["tool_choice"] = {"type": "tool", "name": ANSWER_TOOL}
         return body
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamItem]:
@@ -80,8 +85,11 @@ class AnthropicModel:
                     continue
                 event = jsonio.loads(data)
                 if name == "content_block_delta":
-                    if event["delta"]["type"] == "text_delta":  # (thinking is never asked for)
-                        yield event["delta"]["text"]
+                    delta = event["delta"]
+                    if delta["type"] == "text_delta":  # (thinking is never asked for)
+                        yield delta["text"]
+                    elif delta["type"] == "input_json_delta":  # the forced tool's input: the schema's JSON
+                        yield delta["partial_json"]
                 elif name == "message_start":
                     u = event["message"]["usage"]
                     usage.input_tokens = u["input_tokens"]
