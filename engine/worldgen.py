@@ -15,11 +15,11 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import structlog
 import yaml
-from pydantic import Field, ValidationError
+from pydantic import BeforeValidator, Field, ValidationError
 
 from .basics import AgentType, Model, slug
 from .bestiary import bestiary
@@ -33,6 +33,7 @@ from .tools.making import ascii_id
 log = structlog.get_logger(__name__)
 
 MAX_PREMISE = 300
+SCHEMA_TEXT = 300  # the longest text a schema asks for (longer fields are cut to their own bound when read)
 FOE_CRS = {"0", "1/8", "1/4", "1/2", "1", "2"}  # what a party of 1st to 3rd level can meet
 SKILLS = ("investigation", "perception", "insight", "arcana", "survival", "religion", "history")
 
@@ -41,58 +42,66 @@ class WorldError(GameError):
     pass
 
 
+def Clip(most: int, least: int = 1) -> Any:  # noqa: N802 (a type)
+    """Text of `least` to `most` characters; a longer answer is cut, not refused (a small model runs on), and the
+    schema the model is held to says no length at all (llama.cpp's grammar for a long maxLength is too big)."""
+    return Annotated[str, BeforeValidator(lambda v: " ".join(v.split())[:most] if isinstance(v, str) else v),
+                     Field(min_length=least, max_length=most)]
+
+
 class Place(Model):
-    name: str = Field(min_length=2, max_length=60)
-    description: str = Field(min_length=10, max_length=700)
-    secret: str = Field("", max_length=300)  # something hidden here, found by a check
+    name: Clip(60, 2)
+    description: Clip(700, 3)
+    secret: Clip(300, 0) = ""  # something hidden here, found by a check
     skill: Literal[SKILLS] = "investigation"  # type: ignore[valid-type]
 
 
 class Outline(Model):
-    title: str = Field(min_length=3, max_length=80)
-    summary: str = Field(min_length=10, max_length=400)
-    intro: str = Field(min_length=20, max_length=1200)
+    title: Clip(80, 3)
+    summary: Clip(400, 3)
+    intro: Clip(1200, 3)
     places: list[Place] = Field(min_length=4, max_length=7)  # the first is where the party starts
 
 
 class Person(Model):
-    name: str = Field(min_length=2, max_length=60)
-    role: str = Field(min_length=2, max_length=80)
-    place: str = Field(min_length=1, max_length=60)
+    name: Clip(60, 2)
+    role: Clip(80, 2)
+    place: Clip(60, 1)
     attitude: Literal["friendly", "neutral", "wary", "hostile"] = "neutral"
-    persona: str = Field(min_length=10, max_length=700)  # who they are, how they speak, what they want
-    secret: str = Field(min_length=5, max_length=300)  # what they know that the party would like to
+    persona: Clip(700, 3)  # who they are, how they speak, what they want
+    secret: Clip(300, 3)  # what they know that the party would like to
 
 
 class Hook(Model):
-    title: str = Field(min_length=3, max_length=80)
-    giver: str = Field(min_length=2, max_length=60)
-    description: str = Field(min_length=10, max_length=500)
-    objectives: list[str] = Field(min_length=2, max_length=4)
-    reward: str = Field("", max_length=200)
+    title: Clip(80, 3)
+    giver: Clip(60, 2)
+    description: Clip(500, 3)
+    objectives: list[Clip(200, 3)] = Field(min_length=2, max_length=4)
+    reward: Clip(200, 0) = ""
 
 
 class Foes(Model):
-    monster: str = Field(min_length=2, max_length=60)
-    count: int = Field(1, ge=1, le=4)
+    monster: Clip(60, 2)
+    # A grammar holds no numeric bound: a count out of range is brought into it, not refused.
+    count: Annotated[int, BeforeValidator(lambda v: max(1, min(4, v)) if isinstance(v, int) else v)] = Field(1, ge=1, le=4)
 
 
 class Fight(Model):
-    name: str = Field(min_length=3, max_length=80)
-    place: str = Field(min_length=1, max_length=60)
+    name: Clip(80, 3)
+    place: Clip(60, 1)
     foes: list[Foes] = Field(min_length=1, max_length=2)
 
 
 class Ware(Model):
-    name: str = Field(min_length=2, max_length=60)
-    price_gp: int = Field(ge=1, le=500)
-    description: str = Field("", max_length=200)
+    name: Clip(60, 2)
+    price_gp: Annotated[int, BeforeValidator(lambda v: max(1, min(500, v)) if isinstance(v, int) else v)] = Field(ge=1, le=500)
+    description: Clip(200, 0) = ""
 
 
 class Store(Model):
-    name: str = Field(min_length=2, max_length=60)
-    place: str = Field(min_length=1, max_length=60)
-    keeper: str = Field(min_length=2, max_length=60)
+    name: Clip(60, 2)
+    place: Clip(60, 1)
+    keeper: Clip(60, 2)
     wares: list[Ware] = Field(min_length=3, max_length=8)
 
 
@@ -114,7 +123,10 @@ def _schema(model: type[Model], enums: dict[str, list[str]] | None = None) -> di
             if "$ref" in node:
                 name = node["$ref"].rsplit("/", 1)[1]
                 return inline(defs[name], name)
-            out = {k: inline(v, owner) for k, v in node.items() if k != "title"}
+            out = {k: inline(v, owner) for k, v in node.items()
+                   if not (k == "title" and isinstance(v, str))}  # a schema's label, not a property called title
+            if "maxLength" in out:  # llama.cpp cannot build a grammar for texts of many hundreds (it crashes)
+                out["maxLength"] = min(out["maxLength"], SCHEMA_TEXT)
             for field, values in (enums or {}).items():
                 model_name, _, prop = field.partition(".")
                 if model_name == owner and prop in out.get("properties", {}):
@@ -146,7 +158,8 @@ async def _ask(deps: Deps, user: str, model: type[Model], schema: dict[str, Any]
             text += item
     found = re.search(r"\{.*\}", text, re.S)
     try:
-        return model.model_validate(json.loads(found.group())) if found else None, text
+        # strict=False: a newline written raw inside a string (a small model does) is read as one
+        return model.model_validate(json.loads(found.group(), strict=False)) if found else None, text
     except (ValueError, ValidationError) as exc:
         log.info("worldgen_unreadable", model=model.__name__, error=str(exc)[:300])
         return _problems_of(exc), text
@@ -183,19 +196,20 @@ def assemble(premise: str, outline: Outline, cast: Cast, taken: set[str]) -> tup
     """The adventure as data, and what in the answers did not fit together (for the repair round)."""
     problems: list[str] = []
     adventure_id = _unique(ascii_id(outline.title)[:40] or "new-world", taken)
-    place_ids: dict[str, str] = {}
     used: set[str] = set()
-    for place in outline.places:
-        place_ids[place.name] = _unique(ascii_id(place.name) or "place", used)
-    order = list(place_ids.values())
+    _distinct_places(outline)
+    cast = _distinct_people(cast)
+    order = [_unique(ascii_id(place.name) or "place", used) for place in outline.places]
+    place_ids: dict[str, str] = {}
+    for place, pid in zip(outline.places, order):
+        place_ids.setdefault(place.name, pid)  # two places of one name: the name finds the first
     exits: dict[str, list[str]] = {pid: [] for pid in order}
     for n, pid in enumerate(order[1:], 1):  # a tree from the start: every place reachable, every way both ways
         parent = order[(n - 1) // 2]
         exits[parent].append(pid)
         exits[pid].append(parent)
     locations = []
-    for place in outline.places:
-        pid = place_ids[place.name]
+    for place, pid in zip(outline.places, order):
         entry: dict[str, Any] = {"id": pid, "name": place.name.strip(), "description": place.description.strip(),
                                  "exits": [{"to": to} for to in exits[pid]], "secrets": []}
         if place.secret.strip():
@@ -203,23 +217,22 @@ def assemble(premise: str, outline: Outline, cast: Cast, taken: set[str]) -> tup
         locations.append(entry)
     by_id = {loc["id"]: loc for loc in locations}
     npc_ids: dict[str, str] = {}
-    npcs = []
+    npcs: list[dict[str, Any]] = []
     for person in cast.people:
         where = _named(person.place, place_ids)
         if where is None:
             problems.append(f"{person.name} is at '{person.place}', which is none of the places")
             where = order[0]
         nid = _unique(ascii_id(person.name) or "person", used)
-        npc_ids[person.name] = nid
+        npc_ids.setdefault(person.name, nid)
         secret_id = f"{nid}-secret"
         by_id[where]["secrets"].append({"id": secret_id, "text": f"{person.name} knows: {person.secret.strip()}",
                                         "skill": "insight", "dc": 13})
         npcs.append({"id": nid, "name": person.name.strip(), "role": person.role.strip()[:80], "location": where,
                      "attitude": person.attitude, "knows_secrets": [secret_id],
                      "persona": f"You are {person.name.strip()}, {person.role.strip()}. {person.persona.strip()}"})
-    giver = _named(cast.quest.giver, npc_ids)
-    if giver is None:
-        problems.append(f"the quest's giver '{cast.quest.giver}' is none of the people")
+    # The giver names one of the people; a name that is none of them (a small model's slip) makes it the first.
+    giver = _named(cast.quest.giver, npc_ids) or npcs[0]["id"]
     quests = [{"id": ascii_id(cast.quest.title) or "hook", "title": cast.quest.title.strip(), "giver": giver,
                "description": cast.quest.description.strip(), "reward": cast.quest.reward.strip(),
                "objectives": [{"id": f"step-{n}", "text": text.strip()} for n, text in enumerate(cast.quest.objectives, 1)]}]
@@ -245,8 +258,10 @@ def assemble(premise: str, outline: Outline, cast: Cast, taken: set[str]) -> tup
     if where is None:
         problems.append(f"the shop is at '{shop.place}', which is none of the places")
         where = order[0]
-    if keeper is None:
-        problems.append(f"the shop's keeper '{shop.keeper}' is none of the people")
+    if keeper is None:  # a keeper who is none of the people joins them, behind the counter
+        keeper = _unique(ascii_id(shop.keeper) or "shopkeeper", used)
+        npcs.append({"id": keeper, "name": shop.keeper.strip(), "role": "shopkeeper", "location": where,
+                     "attitude": "friendly", "persona": f"You are {shop.keeper.strip()}, who keeps {shop.name.strip()}."})
     items, stock = [], []
     item_ids: set[str] = set()
     for ware in shop.wares:
@@ -267,6 +282,27 @@ def assemble(premise: str, outline: Outline, cast: Cast, taken: set[str]) -> tup
         problems += _problems_of(exc)
     problems += references(data)
     return data, problems
+
+
+def _distinct_places(outline: Outline) -> None:
+    """Places of one name are told apart by number (a small model names several alike): "Old Mill (2)"."""
+    seen: dict[str, int] = {}
+    for place in outline.places:
+        key = slug(place.name)
+        seen[key] = seen.get(key, 0) + 1
+        if seen[key] > 1:
+            place.name = f"{place.name[:54]} ({seen[key]})"
+
+
+def _distinct_people(cast: Cast) -> Cast:
+    """One person a name: a second of the same name is the first again, and left out."""
+    seen: set[str] = set()
+    people = []
+    for person in cast.people:
+        if slug(person.name) not in seen:
+            seen.add(slug(person.name))
+            people.append(person)
+    return cast.model_copy(update={"people": people})
 
 
 def _unique(base: str, taken: set[str]) -> str:

@@ -91,15 +91,15 @@ async def test_a_premise_becomes_a_checked_saved_playable_adventure(maker):
 async def test_what_does_not_fit_is_sent_back_once(maker):
     engine, model, corpus = maker
     wrong = json.loads(json.dumps(CAST))
-    wrong["quest"]["giver"] = "Mayor Nobody"
+    wrong["fights"][0]["place"] = "The Moon"  # a place that is none of them (a server that ignored the enum)
     model.add(json.dumps(OUTLINE), json.dumps(wrong), json.dumps(CAST))
     world = await engine.make_world("a haunted mining town")
-    assert world.quests[0].giver == "marda-coyle"
+    assert world.encounters[0].location == "the-deep-seam"
     repair = model.requests[-1].messages[-1].content
-    assert "the quest's giver 'Mayor Nobody' is none of the people" in repair
+    assert "the fight 'Things in the Seam' is at 'The Moon', which is none of the places" in repair
     # Twice wrong: refused in a sentence, nothing saved.
     model.add(json.dumps(OUTLINE), json.dumps(wrong), json.dumps(wrong))
-    with pytest.raises(WorldError, match="does not hold together .*Mayor Nobody.* Nothing was saved"):
+    with pytest.raises(WorldError, match="does not hold together .*The Moon.* Nothing was saved"):
         await engine.make_world("another haunted mining town")
     assert sorted(p.name for p in (corpus / "adventures").iterdir()) == ["ashen-thane", "saltmere-lantern",
                                                                          "the-hollow-crown-mine"]
@@ -112,6 +112,20 @@ async def test_unreadable_answers_and_bad_premises_are_refused(maker):
         await engine.make_world("a haunted mining town")
     assert "places: Field required" in model.requests[-1].messages[-1].content or \
         "no JSON object" in model.requests[-1].messages[-1].content
+    # A giver who is none of the people makes the first one the giver; a keeper who is none joins them.
+    loose = json.loads(json.dumps(CAST))
+    loose["quest"]["giver"], loose["shop"]["keeper"] = "Mayor Nobody", "Old Bessa"
+    loose["people"].append(dict(loose["people"][1], role="twin"))  # a second Tobin Reek: left out
+    twin = json.loads(json.dumps(OUTLINE))
+    twin["places"].append({"name": "Gallowmere Square", "description": "The square again, by night."})  # one name twice
+    model.add(json.dumps(twin), json.dumps(loose))
+    world = await engine.make_world("a twice-haunted mining town")
+    assert world.quests[0].giver == "marda-coyle" and [loc.id for loc in world.locations][::4] == \
+        ["gallowmere-square", "gallowmere-square-2"]
+    assert [n.name for n in world.npcs] == ["Marda Coyle", "Tobin Reek", "Ysa Brand", "Old Pell", "Old Bessa"]
+    assert world.locations[4].name == "Gallowmere Square (2)"
+    bessa = next(n for n in world.npcs if n.name == "Old Bessa")
+    assert world.shops[0].keeper == bessa.id and bessa.role == "shopkeeper"
     with pytest.raises(WorldError, match="a sentence of 3 to 300 characters"):
         await engine.make_world("x")
     assert not (corpus / "adventures" / "x").exists()
