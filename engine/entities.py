@@ -201,7 +201,7 @@ class Shop(Model):
 
 
 class Note(Model):
-    """A canon note an admin wrote: it wins over what the model remembers. GM-only ones never reach players (nor
+    """A canon note an admin (or, where the server allows, a player) wrote: it wins over what the model remembers. GM-only ones never reach players (nor
     NPCs); `about` ties one to a person or place, so it is read when they are in the scene (none: always)."""
 
     id: str = Field(pattern=r"^n[0-9]{1,6}$")

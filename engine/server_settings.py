@@ -37,6 +37,7 @@ class ServerSettings(BaseModel):
     starter_role: str | None = None  # that role's id, when starters is "role"
     leveling: Leveling | None = None  # how a level is earned in new games (None: the config's [game] default)
     starting_level: int | None = Field(None, ge=1, le=20)  # the level new characters begin at, at most (likewise)
+    player_notes: bool = False  # whether players (not only admins) add canon notes to their game's journal (/note)
 
     def describe(self, role_name: str | None = None, sources_default: bool = False,
                  game: GameSettings | None = None) -> str:
@@ -47,7 +48,8 @@ class ServerSettings(BaseModel):
         leveling, start = self.rules(game or GameSettings())
         return (f"Sources line: {sources}\nMechanics under replies: {self.verbosity} — {VERBOSITY[self.verbosity]}\n"
                 f"Who may start games: {starters}\nLevels are earned {LEVELING[leveling]}\n"
-                f"Characters start at level {start} at most")
+                f"Characters start at level {start} at most\n"
+                f"Canon notes are added by {'players and admins' if self.player_notes else 'admins only'}")
 
     def rules(self, default: GameSettings) -> tuple[Leveling, int]:
         """The house rules a new game here begins with: this server's choice, else the config's."""

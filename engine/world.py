@@ -212,6 +212,25 @@ class WorldAdmin(Core):
 
         return await self._write(channel_id, change)
 
+    async def player_note(self, channel_id: str, guild_id: str | None, user_id: str, text: str) -> str:
+        """A player's canon note, when the server lets players add them (/gm-admin config player_notes:on); it is
+        public, signed with their character's name, and an admin may correct or remove it like any other."""
+        from . import journal
+        from .errors import BadInput
+
+        if guild_id is not None and not (await self.server_settings(guild_id)).player_notes:
+            raise BadInput("On this server only admins add canon notes (an admin can let players: "
+                           "/gm-admin config player_notes:on).")
+
+        def change(session: Session, _: list[Message]) -> str:
+            ch = session.state.characters.get(user_id)
+            if ch is None:
+                raise BadInput("Only a player with a character in this game adds notes to its journal: /char create.")
+            note = journal.add_note(session.state, text, ch.name, False, None)
+            return f"Note {note.id} added to the journal by {ch.name}: {note.text}"
+
+        return await self._write(channel_id, change)
+
     async def world_map(self, channel_id: str, picture: bool = True) -> tuple[str, bytes | None]:
         """The party's map as text, and as a PNG when `picture` (drawn in a worker thread: ~0.2 s of CPU)."""
         import asyncio

@@ -1248,3 +1248,15 @@ async def test_game_start_from_a_premise_makes_and_plays_a_new_world(fake, bot, 
     assert "saved as `the-hollow-crown-mine` (4 places, 4 people)" in opening["content"]
     assert (corpus / "adventures" / "the-hollow-crown-mine" / "adventure.yaml").is_file()
     assert [r.agent for r in model.requests[-2:]] == [AgentType.WORLDBUILDER, AgentType.WORLDBUILDER]
+
+
+async def test_a_player_adds_a_note_when_the_server_allows(fake, bot):
+    cid = await game_with_players(bot, fake)
+    refused = await fake.interaction("note", {"text": "The ferryman owes us a favour"}, user="alice")
+    response = (await refused.wait_response())["data"]
+    assert response["flags"] & 64 and "only admins add canon notes" in response["content"]
+    await bot.engine.configure_server(str(fake.guild_id), cid, player_notes=True)  # /gm-admin config player_notes:on
+    added = await fake.interaction("note", {"text": "The ferryman owes us a favour @everyone"}, user="alice")
+    response = (await added.wait_response())["data"]
+    assert response["content"].startswith("Note n1 added to the journal by Aria: The ferryman owes us a favour")
+    assert response["allowed_mentions"]["parse"] == []  # a player's words ping no one

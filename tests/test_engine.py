@@ -466,7 +466,8 @@ async def test_server_settings_are_stored_checked_and_a_channel_switch_wins(tabl
     await engine.configure_server("g1", sources=not default, verbosity="dice")
     assert (await engine.server_settings("g1")).model_dump() == {"sources": not default, "verbosity": "dice",
                                                                  "starters": "everyone", "starter_role": None,
-                                                                 "leveling": None, "starting_level": None}
+                                                                 "leveling": None, "starting_level": None,
+                                                                 "player_notes": False}
     assert (await engine.server_settings("g2")).sources is None  # one server's choice is not another's
     assert await engine.show_sources("c1", "g1") is not default and await engine.show_sources("c1", "g2") is default
     await engine.set_sources("c1", default)

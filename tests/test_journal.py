@@ -72,3 +72,19 @@ def test_the_journal_and_notes_at_the_keyboard(tmp_path, capsys):
     assert "People met • Ysolde Marrick" in journal_out and "Canon notes • The bell was cast in 1022." in journal_out
     assert "waters the ale" not in journal_out and "**" not in journal_out
     assert "The journal has no section 'gossip'" in out
+
+
+async def test_players_add_canon_notes_only_when_the_server_lets_them(table):
+    from engine import BadInput
+
+    with pytest.raises(BadInput, match="only admins add canon notes .*player_notes:on"):
+        await table.engine.player_note(CHANNEL, "g1", "u1", "The ferryman owes us a favour")
+    settings = await table.engine.configure_server("g1", CHANNEL, player_notes=True)
+    assert "Canon notes are added by players and admins" in settings.describe()
+    said = await table.engine.player_note(CHANNEL, "g1", "u1", "The ferryman owes us a favour")
+    assert said == "Note n1 added to the journal by Aria: The ferryman owes us a favour"
+    with pytest.raises(BadInput, match="Only a player with a character in this game"):
+        await table.engine.player_note(CHANNEL, "g1", "stranger", "I own the lighthouse")
+    state = await table.state()
+    assert [(n.text, n.by, n.gm_only) for n in state.notes] == [("The ferryman owes us a favour", "Aria", False)]
+    assert "The ferryman owes us a favour" in await table.engine.journal(CHANNEL, "notes")

@@ -94,14 +94,16 @@ class AdminCog(commands.GroupCog, group_name="gm-admin", group_description="Game
                            who_starts="Who may start games on this server",
                            role="With who_starts=role: the role whose members may start games (admins always may)",
                            leveling="How characters earn levels, in new games and the game in this channel",
-                           starting_level="The level new characters start at (and the most they may bring)")
+                           starting_level="The level new characters start at (and the most they may bring)",
+                           player_notes="Whether players may add canon notes to their game's journal (/note)")
     @app_commands.choices(mechanics=[app_commands.Choice(name="full: every roll and change", value="full"),
                                      app_commands.Choice(name="dice: rolls and attacks only", value="dice"),
                                      app_commands.Choice(name="story: none (the story alone)", value="story")])
     async def config(self, interaction: discord.Interaction, sources: Literal["on", "off", "default"] | None = None,
                      mechanics: Verbosity | None = None, who_starts: Starters | None = None,
                      role: discord.Role | None = None, leveling: Literal["xp", "milestone"] | None = None,
-                     starting_level: app_commands.Range[int, 1, 20] | None = None) -> None:
+                     starting_level: app_commands.Range[int, 1, 20] | None = None,
+                     player_notes: Literal["on", "off"] | None = None) -> None:
         """This server's settings for every game on it; with no options, shows them."""
         assert interaction.guild_id is not None  # the group is guild-only
         guild_id = str(interaction.guild_id)
@@ -110,14 +112,16 @@ class AdminCog(commands.GroupCog, group_name="gm-admin", group_description="Game
             who_starts = "role"  # naming a role means that role may start games
         if role is not None and who_starts != "role":
             raise InputError(f"A role only counts with who_starts=role (you chose {who_starts}).")
-        if sources is None and mechanics is None and who_starts is None and leveling is None and starting_level is None:
+        if sources is None and mechanics is None and who_starts is None and leveling is None and starting_level is None \
+                and player_notes is None:
             settings, said = await engine.server_settings(guild_id), "This server's settings"
         else:
             settings = await engine.configure_server(
                 guild_id, str(interaction.channel_id),
                 sources=None if sources is None else (sources == "on" if sources != "default" else "default"),
                 verbosity=mechanics, starters=who_starts, starter_role=str(role.id) if role is not None else None,
-                leveling=leveling, starting_level=starting_level)
+                leveling=leveling, starting_level=starting_level,
+                player_notes=None if player_notes is None else player_notes == "on")
             said = f"Saved by {discord.utils.escape_markdown(interaction.user.display_name)}"
         role_name = None
         if settings.starter_role is not None and interaction.guild is not None:

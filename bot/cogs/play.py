@@ -76,10 +76,11 @@ HELP = (
     "`/retry` asks the GM again for your last turn (the dice fall the same).\n"
     "• `/cast spell [target] [level]` casts one of your spells (the engine spends the slot and rolls; the GM sees "
     "it). `/attack unarmed` strikes with fists; at 0 HP, `/deathsave` on your turn.\n"
-    "• `/journal` shows what the party has met, seen and learned; `/map` the places you know; "
+    "• `/journal` shows what the party has met, seen and learned (`/note text` adds a canon note to it, if the "
+    "server lets players); `/map` the places you know; "
     "`/lookup spell|item|condition|monster name` the rules' entry; `/help` shows this.\n"
     "**Admins** (Manage Server): `/gm-admin` — `config` (this server: sources, mechanics, who starts games, "
-    "levelling by XP or milestone, starting level), `award` (XP or a milestone), `world` (what the GM made in play: "
+    "levelling by XP or milestone, starting level, whether players add notes), `award` (XP or a milestone), `world` (what the GM made in play: "
     "list, edit, remove, export), `note` (canon notes), `undo`, `reset`, `debug`, `sources`, `state`, `prompt`, "
     "`suggestions`, `feedback`, `telemetry`, `reload-corpus`, `sync`.")
 

@@ -1,4 +1,5 @@
-"""What players read of the world: the journal, the map and the rules' entries (/journal, /map, /lookup)."""
+"""What players read of the world: the journal (and the notes they add to it), the map and the rules' entries
+(/journal, /note, /map, /lookup)."""
 
 from __future__ import annotations
 
@@ -30,6 +31,15 @@ class WorldCog(commands.Cog):
         await interaction.response.send_message(pieces[0], ephemeral=True, allowed_mentions=NO_PINGS)
         for piece in pieces[1:4]:  # a long campaign's journal: its first pages, section by section with /journal
             await interaction.followup.send(piece, ephemeral=True, allowed_mentions=NO_PINGS)
+
+    @app_commands.command(name="note")
+    @app_commands.guild_only()
+    @app_commands.describe(text="A true fact of this game, for the journal and the GM (e.g. The ferryman owes us a favour)")
+    async def note(self, interaction: discord.Interaction, text: app_commands.Range[str, 1, 500]) -> None:
+        """Add a canon note to the journal, when this server lets players (admins: /gm-admin note)."""
+        said = await self.bot.engine.player_note(str(interaction.channel_id), str(interaction.guild_id),
+                                                 str(interaction.user.id), text)
+        await interaction.response.send_message(clip(said, 1900), allowed_mentions=NO_PINGS)
 
     @app_commands.command(name="lookup")
     @app_commands.describe(kind="What to look up", name="Its name (offered as you type)")
