@@ -88,8 +88,19 @@ class Participant(Model):
     saves: dict[Ability, int] = Field(default_factory=dict)  # an enemy's proficient saving throws
 
 
+class Timed(Model):
+    """A condition that ends by itself in a fight: after some rounds, or when its holder saves at the end of its turn."""
+
+    holder: str  # the combatant's id
+    condition: str = Field(min_length=1, max_length=40)
+    rounds: int | None = Field(None, ge=1, le=100)  # its holder's turns left (None: until a save ends it)
+    save: Ability | None = None  # the save its holder repeats at the end of each of its turns
+    dc: int | None = Field(None, ge=1, le=40)
+
+
 class Combat(Model):
     active: bool = False
+    timed: list[Timed] = Field(default_factory=list)  # conditions with a duration, ended by next_turn
     round: NonNegativeInt = 0
     order: list[Participant] = Field(default_factory=list)
     turn_index: NonNegativeInt = 0

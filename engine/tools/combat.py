@@ -11,6 +11,7 @@ from ..entities import MAX_COMBATANTS, EnemyTemplate
 from ..rules import life
 from ..rules.levels import earned
 from ..state import GameState, Participant
+from . import afflictions
 from .registry import COMBAT, NARRATIVE, Args, Told, ToolContext, tool
 
 
@@ -187,6 +188,7 @@ def next_turn(ctx: ToolContext, args: NoArgs) -> str:
     standing = [i for i, p in enumerate(combat.order) if participant_hp(ctx.state, p)[0] > 0 or _dying(ctx.state, p)]
     if not standing:
         raise ToolError("no one is left standing; end the combat")
+    ending = afflictions.end_of_turn(ctx, combat.order[combat.turn_index])  # its saves and durations, as it ends
     idx = combat.turn_index
     for _ in range(len(combat.order)):
         idx += 1
@@ -201,7 +203,9 @@ def next_turn(ctx: ToolContext, args: NoArgs) -> str:
     tail = "" if enemies_left else " No enemy is left standing: end the combat."
     if _dying(ctx.state, current):
         tail += f" {current.name} is dying: their turn is a death saving throw (death_save), then next_turn."
-    return f"Round {combat.round}, {current.name}'s turn ({current.faction}).{tail} {tracker(ctx.state)}"
+    ended = " ".join(f"{line}." for line in ending)
+    return f"{ended + ' ' if ended else ''}Round {combat.round}, {current.name}'s turn ({current.faction}).{tail} " \
+        f"{tracker(ctx.state)}"
 
 
 def _dying(state: GameState, p: Participant) -> bool:
@@ -224,11 +228,14 @@ def end_combat(ctx: ToolContext, args: EndCombatArgs) -> str:
     fallen = [p.name for p in down]
     rounds = combat.round
     encounter = ctx.state.encounters.get(combat.encounter_id or "")
+    lifted = afflictions.lift_all(ctx.state)  # what the fight timed ends with it
     combat.active, combat.round, combat.turn_index, combat.order, combat.encounter_id = False, 0, 0, [], None
     summary = f"Combat over after {rounds} round{'s' if rounds != 1 else ''}"
     if fallen:
         summary += f"; defeated: {', '.join(fallen)}"
     summary += f" ({args.outcome})." if args.outcome else "."
+    if lifted:
+        summary += " " + "; ".join(lifted) + "."
     earned_xp = _xp_for_the_fallen(ctx.state, down)
     summary += earned_xp
     # The encounter's spoils go to the party once, when every enemy of it is down (not when they flee or parley).

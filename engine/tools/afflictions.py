@@ -1,0 +1,132 @@
+"""Conditions set and lifted by the agents: the SRD's conditions on anyone (a character, an NPC, a combatant), with
+an optional duration in a fight (some of the holder's turns, or until a save it repeats at the end of each turn
+succeeds), which next_turn counts down and rolls (engine/tools/combat.py); a fight's end lifts what it timed."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from ..basics import Ability
+from ..errors import ToolError
+from ..rules.checks import check, creature_save_roll
+from ..rules.conditions import DESCRIPTIONS
+from ..state import Character, GameState, Participant, Timed
+from .hitpoints import resolve_hp_target
+from .registry import COMBAT, NARRATIVE, Args, Told, ToolContext, tool
+
+CONDITIONS = tuple(sorted(DESCRIPTIONS))
+
+
+class ConditionArgs(Args):
+    target: str = Field(min_length=1, max_length=60)
+    condition: Literal[CONDITIONS]  # type: ignore[valid-type]
+    remove: bool = False
+    rounds: int | None = Field(None, ge=1, le=100)  # in a fight: it ends after this many of the holder's turns
+    save: Ability | None = None  # in a fight: the holder repeats this save at the end of each of its turns
+    dc: int | None = Field(None, ge=1, le=40)
+
+    @model_validator(mode="after")
+    def _save_needs_dc(self) -> "ConditionArgs":
+        if (self.save is None) != (self.dc is None):
+            raise ValueError("a repeated save needs both save (the ability) and dc")
+        return self
+
+
+@tool(example='<set_condition target="Goblin 1" condition="frightened" save="wisdom" dc="13"/>; '
+              '<set_condition target="Aria" condition="poisoned" rounds="10"/>; '
+              '<set_condition target="Aria" condition="poisoned" remove="true"/>',
+      agents={NARRATIVE, COMBAT}, changes_state=True)
+def set_condition(ctx: ToolContext, args: ConditionArgs) -> str:
+    """Give someone an SRD condition (poisoned, frightened, prone, restrained, stunned, …) or lift it; the engine
+    applies what it does to their rolls. In a fight, `rounds` ends it after that many of their turns, and `save`
+    with `dc` lets them repeat the save at the end of each of their turns to end it."""
+    target = resolve_hp_target(ctx, args.target)
+    held = target.conditions
+    name = args.condition
+    combat = ctx.state.combat
+    holder = _combatant(ctx.state, target)
+    if args.remove:
+        if name not in held:
+            raise ToolError(f"{target.name} is not {name}")
+        held.remove(name)
+        combat.timed = [t for t in combat.timed if not (holder and t.holder == holder.id and t.condition == name)]
+        told = f"{target.name} is no longer {name}."
+        return Told(told, told)
+    if name in ("unconscious", "dead", "defeated"):
+        raise ToolError(f"{name} follows from hit points: use update_hp")
+    timed = args.rounds is not None or args.save is not None
+    if timed and holder is None:
+        raise ToolError("rounds and repeated saves are counted in a fight; outside one, lift the condition "
+                        "yourself (remove=\"true\") when it ends")
+    if name not in held:
+        held.append(name)
+    until = ""
+    if timed:
+        assert holder is not None
+        combat.timed = [t for t in combat.timed if not (t.holder == holder.id and t.condition == name)]
+        combat.timed.append(Timed(holder=holder.id, condition=name, rounds=args.rounds, save=args.save, dc=args.dc))
+        parts = [f"{args.rounds} of its turns" if args.rounds else "",
+                 f"a DC {args.dc} {args.save} save at the end of each of its turns" if args.save else ""]
+        until = " (until " + " or ".join(p for p in parts if p) + ")"
+    told = f"{target.name} is {name}{until}: {DESCRIPTIONS[name]}"
+    return Told(told, f"{target.name} is {name}{until}.")
+
+
+def _combatant(state: GameState, target: object) -> Participant | None:
+    if not state.combat.active:
+        return None
+    if isinstance(target, Participant):
+        return target
+    key = target.owner_id if isinstance(target, Character) else getattr(target, "id", None)
+    return next((p for p in state.combat.order if p.id == key), None)
+
+
+def end_of_turn(ctx: ToolContext, p: Participant) -> list[str]:
+    """What ends as `p`'s turn ends: a repeated save rolled, a duration counted down (told a line each)."""
+    state, lines, kept = ctx.state, [], []
+    holder = state.characters.get(p.id) if p.faction == "player" else state.npcs.get(p.id) or p
+    for t in state.combat.timed:
+        if t.holder != p.id:
+            kept.append(t)
+            continue
+        ended = ""
+        if t.save is not None and t.dc is not None:
+            rolled = check(holder, t.save, ctx.rng, save=True).roll if isinstance(holder, Character) else \
+                creature_save_roll(holder, t.save, ctx.rng)
+            if rolled.total >= t.dc:
+                ended = f"{p.name}'s {t.save} save {rolled.expression} → {rolled.total} vs DC {t.dc}: no longer {t.condition}"
+            else:
+                lines.append(f"{p.name}'s {t.save} save {rolled.expression} → {rolled.total} vs DC {t.dc}: still {t.condition}")
+        if not ended and t.rounds is not None:  # one of its turns has passed
+            if t.rounds <= 1:
+                ended = f"{p.name} is no longer {t.condition} (its time is up)"
+            else:
+                t.rounds -= 1
+        if ended:
+            if t.condition in holder.conditions:
+                holder.conditions.remove(t.condition)
+            lines.append(ended)
+        else:
+            kept.append(t)
+    state.combat.timed = kept
+    return lines
+
+
+def lift_all(state: GameState) -> list[str]:
+    """A fight's end lifts the conditions it timed: their durations were counted in its rounds."""
+    lines = []
+    for t in state.combat.timed:
+        p = next((q for q in state.combat.order if q.id == t.holder), None)
+        if p is None:
+            continue
+        holder = state.characters.get(p.id) if p.faction == "player" else state.npcs.get(p.id) or p
+        if t.condition in holder.conditions:
+            holder.conditions.remove(t.condition)
+            lines.append(f"{p.name} is no longer {t.condition}")
+    state.combat.timed = []
+    return lines
+
+
+__all__ = ["set_condition", "end_of_turn", "lift_all"]
