@@ -3,7 +3,11 @@ repeats at the end of each turn; the fight's end lifts what it timed."""
 
 from __future__ import annotations
 
+import random
+
 from engine.basics import AgentType
+from engine.rules import origins
+from engine.rules.checks import check
 from tests.conftest import call, ctx_for
 
 
@@ -72,3 +76,26 @@ def test_refusals_and_lifting_by_hand(state):
     assert state.npcs["ysolde-marrick"].conditions == ["charmed"]
     assert call(ctx, '<set_condition target="Ysolde" condition="charmed" remove="true"/>').ok
     assert state.npcs["ysolde-marrick"].conditions == []
+
+
+def test_exhaustion_has_levels_that_add_up_and_a_long_rest_takes_one(state):
+    ctx = ctx_for(state)
+    aria = next(c for c in state.characters.values() if c.name.startswith("Aria"))
+    told = [call(ctx, '<set_condition target="Aria" condition="exhaustion"/>').observation for _ in range(3)]
+    assert told[0].startswith("Aria is at exhaustion level 1. Disadvantage on ability checks")
+    assert aria.conditions == ["exhaustion 3"] and origins.speed(aria) == 15  # halved from level 2
+    rolled = check(aria, "athletics", random.Random(1))
+    assert rolled.label == "Athletics check (disadvantage: exhaustion 3)" and rolled.roll.expression.endswith(" dis")
+    saved = check(aria, "wisdom", random.Random(1), save=True)
+    assert "disadvantage: exhaustion 3" in saved.label
+    swing = call(ctx, '<attack attacker="Aria" target="Ysolde Marrick" weapon="longsword"/>')
+    assert "disadvantage: attacker exhaustion 3" in swing.observation
+    assert call(ctx, '<set_condition target="Aria" condition="exhaustion"/>').ok  # 4: the maximum halves
+    assert aria.hp == aria.max_hp // 2
+    assert call(ctx, '<update_hp target="Aria" amount="50" kind="healing"/>').ok and aria.hp == aria.max_hp // 2
+    assert call(ctx, "<long_rest/>").ok and aria.conditions == ["exhaustion 3"] and aria.hp == aria.max_hp
+    assert call(ctx, '<set_condition target="Aria" condition="exhaustion" remove="true"/>').ok
+    assert aria.conditions == ["exhaustion 2"]
+    for _ in range(4):
+        last = call(ctx, '<set_condition target="Aria" condition="exhaustion"/>')
+    assert "Aria dies (exhaustion)" in last.observation and aria.dead and aria.hp == 0

@@ -2,11 +2,13 @@
 who cannot act, which saves fail without a roll, and the melee hits that become critical.
 
 Conditions are the words in a creature's `conditions` list (a character, an NPC, a combatant), as the agents set
-them ("poisoned", "prone", …); "exhaustion" counts as its first level. Advantage and disadvantage from any number
+them ("poisoned", "prone", …); exhaustion is "exhaustion" (its first level) to "exhaustion 6", each level adding its
+effect to the ones before. Advantage and disadvantage from any number
 of sources cancel to a plain roll, as the SRD has it."""
 
 from __future__ import annotations
 
+import re
 from typing import Iterable, Literal
 
 Mode = Literal["advantage", "disadvantage"] | None
@@ -18,7 +20,23 @@ ATTACKER_ADV = {"invisible"}
 # Being attacked while one of these: advantage for the attacker (prone only within 5 feet; beyond, disadvantage)
 TARGET_ADV = {"blinded", "paralyzed", "paralysed", "petrified", "restrained", "stunned", "unconscious"}
 TARGET_DIS = {"invisible"}
-CHECK_DIS = {"frightened", "poisoned", "exhaustion"}  # disadvantage on ability checks
+CHECK_DIS = {"frightened", "poisoned"}  # disadvantage on ability checks (and exhaustion, at any level)
+_EXHAUSTION = re.compile(r"^exhaustion(?: ([1-6]))?$")
+
+
+def exhaustion(conditions: Iterable[str]) -> int:
+    """The level of exhaustion among the conditions ("exhaustion" is the first, "exhaustion 3" the third; 0: none)."""
+    levels = [int(m.group(1) or 1) for c in conditions if (m := _EXHAUSTION.match(c.strip().lower()))]
+    return max(levels, default=0)
+
+
+def exhaustion_word(level: int) -> str:
+    return "exhaustion" if level == 1 else f"exhaustion {level}"
+
+
+def _tired(conditions: Iterable[str], at_least: int) -> list[str]:
+    level = exhaustion(conditions)
+    return [exhaustion_word(level)] if level >= at_least else []
 AUTO_FAIL = {"paralyzed", "paralysed", "petrified", "stunned", "unconscious"}  # fail STR and DEX saves
 
 
@@ -43,7 +61,7 @@ def attack_mode(asked: Mode, attacker: Iterable[str], target: Iterable[str], mel
     attacker, target = list(attacker), list(target)
     adv = [f"attacker {c}" for c in _has(attacker, ATTACKER_ADV)] + [f"target {c}" for c in _has(target, TARGET_ADV)]
     dis = [f"attacker {c}" for c in _has(attacker, ATTACKER_DIS)] + [f"target {c}" for c in _has(target, TARGET_DIS)]
-    dis += list(extra_dis)
+    dis += [f"attacker {c}" for c in _tired(attacker, 3)] + list(extra_dis)
     if "prone" in {c.lower() for c in target}:
         (adv if melee else dis).append("target prone")
     return combine(asked, adv, dis)
@@ -61,12 +79,28 @@ def cannot_act(conditions: Iterable[str]) -> str | None:
 
 
 def check_mode(asked: Mode, conditions: Iterable[str]) -> tuple[Mode, str]:
-    return combine(asked, [], _has(conditions, CHECK_DIS))
+    conditions = list(conditions)
+    return combine(asked, [], _has(conditions, CHECK_DIS) + _tired(conditions, 1))
 
 
 def save_mode(asked: Mode, conditions: Iterable[str], ability: str) -> tuple[Mode, str]:
+    conditions = list(conditions)
     dis = ["restrained"] if ability == "dexterity" and _has(conditions, {"restrained"}) else []
-    return combine(asked, [], dis)
+    return combine(asked, [], dis + _tired(conditions, 3))
+
+
+def speed_after(conditions: Iterable[str], speed: int) -> int:
+    """Speed as conditions leave it: 0 when grappled, restrained or at exhaustion 5; halved at exhaustion 2."""
+    conditions = list(conditions)
+    level = exhaustion(conditions)
+    if level >= 5 or _has(conditions, {"grappled", "restrained"}):
+        return 0
+    return speed // 2 if level >= 2 else speed
+
+
+def hp_maximum(conditions: Iterable[str], maximum: int) -> int:
+    """The hit point maximum as exhaustion leaves it: halved from its fourth level."""
+    return max(1, maximum // 2) if exhaustion(conditions) >= 4 else maximum
 
 
 def fails_save(conditions: Iterable[str], ability: str) -> str | None:

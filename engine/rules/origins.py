@@ -7,6 +7,7 @@ from ..basics import ABILITIES, Abilities, Item
 from ..state import Character
 from . import data
 from .checks import SKILLS
+from .conditions import speed_after
 from .equipment import worn_armor
 from .data import Background, ClassData, Species, Trait
 
@@ -55,14 +56,15 @@ def background_of(ch: Character) -> Background | None:
 
 
 def speed(ch: Character) -> int:
-    """The species' speed, 10 ft less in heavy armour the character is not strong enough for (dwarves excepted)."""
+    """The species' speed, 10 ft less in heavy armour the character is not strong enough for (dwarves excepted), then
+    as conditions leave it (halved at exhaustion 2, 0 at 5 or when grappled or restrained)."""
     sp = species_of(ch)
     base = sp.speed if sp else DEFAULT_SPEED
     armour = worn_armor(ch)
     if (armour is not None and armour.category == "heavy" and armour.strength
             and ch.abilities.strength < armour.strength and ch.species != "dwarf"):
-        return max(5, base - 10)
-    return base
+        base = max(5, base - 10)
+    return speed_after(ch.conditions, base)
 
 
 def languages(ch: Character) -> list[str]:

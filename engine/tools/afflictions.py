@@ -11,7 +11,9 @@ from pydantic import Field, model_validator
 from ..basics import Ability
 from ..errors import ToolError
 from ..rules.checks import check, creature_save_roll
-from ..rules.conditions import DESCRIPTIONS
+from ..entities import NPC
+from ..rules import life
+from ..rules.conditions import DESCRIPTIONS, exhaustion, exhaustion_word, hp_maximum
 from ..state import Character, GameState, Participant, Timed
 from .hitpoints import resolve_hp_target
 from .registry import COMBAT, NARRATIVE, Args, Told, ToolContext, tool
@@ -47,6 +49,8 @@ def set_condition(ctx: ToolContext, args: ConditionArgs) -> str:
     name = args.condition
     combat = ctx.state.combat
     holder = _combatant(ctx.state, target)
+    if name == "exhaustion":
+        return _exhaust(target, -1 if args.remove else 1)
     if args.remove:
         if name not in held:
             raise ToolError(f"{target.name} is not {name}")
@@ -72,6 +76,33 @@ def set_condition(ctx: ToolContext, args: ConditionArgs) -> str:
         until = " (until " + " or ".join(p for p in parts if p) + ")"
     told = f"{target.name} is {name}{until}: {DESCRIPTIONS[name]}"
     return Told(told, f"{target.name} is {name}{until}.")
+
+
+def _exhaust(target: Character | NPC | Participant, change: int) -> Told:
+    """One level of exhaustion more or less: its effects follow the level (conditions.py); the sixth is death."""
+    before = exhaustion(target.conditions)
+    if before == 0 and change < 0:
+        raise ToolError(f"{target.name} is not exhausted")
+    level = max(0, min(6, before + change))
+    target.conditions[:] = [c for c in target.conditions if not exhaustion([c])]
+    if level:
+        target.conditions.append(exhaustion_word(level))
+    told = f"{target.name} is at exhaustion level {level}." if level else f"{target.name} is no longer exhausted."
+    if level >= 4 and target.hp is not None and target.max_hp:  # the maximum halves: hit points above it are lost
+        target.hp = min(target.hp, hp_maximum(target.conditions, target.max_hp))
+    if level == 6:
+        if isinstance(target, Character):
+            told += life._die(target, "exhaustion")
+        else:
+            target.hp = 0
+            target.conditions.append("defeated" if isinstance(target, Participant) else "dead")
+            told += f" {target.name} dies of it."
+    else:
+        told += " " + {0: "", 1: "Disadvantage on ability checks.", 2: "Speed halved, and the level before.",
+                       3: "Disadvantage on attacks and saves, and the levels before.",
+                       4: "Hit point maximum halved, and the levels before.",
+                       5: "Speed 0, and the levels before."}[level]
+    return Told(told.strip(), told.strip())
 
 
 def _combatant(state: GameState, target: object) -> Participant | None:

@@ -11,6 +11,7 @@ from ..dice import roll as roll_dice
 from ..errors import BadInput, ToolError
 from ..rules import life, origins, spells
 from ..rules.attacks import profile, unarmed
+from ..rules.conditions import exhaustion, exhaustion_word, hp_maximum
 from ..rules.data import rules
 from ..rules.equipment import armor_class, carried_weapons, sync_armor_class
 from ..basics import COIN_VALUE, Item
@@ -229,11 +230,13 @@ def long_rest(ctx: ToolContext, args: RestArgs) -> str:
         ch.endured = False  # Relentless Endurance is ready again
         regained = min(ch.level - ch.hit_dice, max(1, ch.level // 2))
         ch.hit_dice += regained
-        ch.hp = ch.max_hp
         if "unconscious" in ch.conditions:
             ch.conditions.remove("unconscious")
-        if "exhaustion" in ch.conditions:
-            ch.conditions.remove("exhaustion")
+        level = exhaustion(ch.conditions)  # a long rest takes one level of exhaustion away
+        if level:
+            ch.conditions[:] = [c for c in ch.conditions if not exhaustion([c])] + \
+                ([exhaustion_word(level - 1)] if level > 1 else [])
+        ch.hp = hp_maximum(ch.conditions, ch.max_hp)
         magic = spells.recover(ch, "long")
         lines.append(f"{ch.name}: HP {ch.hp}/{ch.max_hp}, {ch.hit_dice}/{ch.level} hit dice" + (f", {magic}" if magic else ""))
     return "After a long rest — " + "; ".join(lines) + "."

@@ -13,6 +13,7 @@ from ..basics import DamageType
 from ..entities import NPC
 from ..errors import ToolError
 from ..rules import life
+from ..rules.conditions import hp_maximum
 from ..rules.checks import check
 from ..rules.damage import adjust as adjust_damage
 from ..state import Character, Participant
@@ -96,7 +97,7 @@ def _character_hp(ch: Character, amount: int, kind: str, critical: bool, rng: ra
         return f"{ch.name} takes {amount} damage{said}: HP {ch.hp}/{ch.max_hp}.{note}"
     if ch.dead:
         raise ToolError(f"{ch.name} is dead: healing does not bring them back", public=True)
-    ch.hp = min(ch.max_hp, ch.hp + amount)
+    ch.hp = min(hp_maximum(ch.conditions, ch.max_hp), ch.hp + amount)  # halved at exhaustion 4
     return f"{ch.name} regains {ch.hp - before} HP: HP {ch.hp}/{ch.max_hp}.{life.heal(ch, before)}"
 
 
