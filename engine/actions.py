@@ -13,7 +13,7 @@ from . import shops as trading
 from .core import Core
 from .deps import Deps
 from .dice import Roll, roll as roll_dice
-from .errors import BadInput, NoCharacter, ToolError
+from .errors import BadInput, ToolError
 from .rules import levels, life
 from .rules.levels import LevelUp
 from .shops import shops_here
@@ -77,9 +77,7 @@ class PlayerActions(Core):
 
         def change(session: Session, lines: list[Message]) -> str:
             state = session.state
-            if owner_id not in state.characters:
-                raise NoCharacter()
-            in_party(state, state.characters[owner_id])
+            in_party(state, state.own_character(owner_id))
             ctx = self._player_context(state, owner_id)
             name = state.characters[owner_id].name
             try:
@@ -104,9 +102,7 @@ class PlayerActions(Core):
         asks otherwise); then the GM is told, and the people struck turn hostile (engine/hostility.py)."""
         def change(session: Session, lines: list[Message]) -> str:
             state = session.state
-            character = state.characters.get(owner_id)
-            if character is None:
-                raise NoCharacter()
+            character = state.own_character(owner_id)
             in_party(state, character)
             on_turn(state, character)
             ctx = self._player_context(state, owner_id)
@@ -136,9 +132,7 @@ class PlayerActions(Core):
 
         def change(session: Session, lines: list[Message]) -> str:
             state = session.state
-            character = state.characters.get(owner_id)
-            if character is None:
-                raise NoCharacter()
+            character = state.own_character(owner_id)
             in_party(state, character)
             try:
                 where = trading.shop_for(state, shop, item, selling=selling)
@@ -162,9 +156,7 @@ class PlayerActions(Core):
         """A check or saving throw players roll themselves (/check, /save), by their sheet; it enters the game's
         history, so the GM reacts to it. Returns the character's name and the result."""
         session = await self.session(channel_id)
-        character = session.state.characters.get(owner_id)
-        if character is None:
-            raise NoCharacter()
+        character = session.state.own_character(owner_id)
         in_party(session.state, character)
         result = rules.check(character, what, self.deps.rng, mode, save=save)
         article = "an" if result.label[0] in "AEIOU" else "a"
@@ -179,9 +171,7 @@ class PlayerActions(Core):
         and the person struck turns hostile (engine/hostility.py)."""
         def change(session: Session, lines: list[Message]) -> str:
             state = session.state
-            character = state.characters.get(owner_id)
-            if character is None:
-                raise NoCharacter()
+            character = state.own_character(owner_id)
             in_party(state, character)
             on_turn(state, character)
             ctx = ToolContext(state, self.deps.rng, AgentType.COMBAT, owner_id, deps=self.deps)
@@ -210,9 +200,7 @@ class PlayerActions(Core):
         it enters the game's history."""
         def change(session: Session, lines: list[Message]) -> tuple[Character, LevelUp]:
             state = session.state
-            character = state.characters.get(owner_id)
-            if character is None:
-                raise NoCharacter()
+            character = state.own_character(owner_id)
             in_party(state, character)
             if state.combat.active:
                 raise BadInput(f"{character.name} can level up when the fight is over.")
@@ -227,9 +215,7 @@ class PlayerActions(Core):
         """A dying player's own death saving throw (/deathsave), on their turn in a fight; it enters the story."""
         def change(session: Session, lines: list[Message]) -> str:
             state = session.state
-            ch = state.characters.get(owner_id)
-            if ch is None:
-                raise NoCharacter()
+            ch = state.own_character(owner_id)
             on_turn(state, ch)
             text = life.death_save(ch, self.deps.rng)
             state.turn += 1

@@ -128,6 +128,9 @@ class Quest(Model):
 
 
 MAX_COMBATANTS = 30
+_FILLED = {"name", "hp", "ac", "initiative_bonus", "abilities", "actions", "cr", "saves", "speed"}
+
+
 class EnemyTemplate(Model):
     name: str = Field(min_length=1, max_length=60)
     hp: int = Field(ge=1, le=1000)
@@ -147,8 +150,8 @@ class EnemyTemplate(Model):
     @classmethod
     def _from_monster(cls, data: object) -> object:
         """`{monster: goblin, count: 3}`: the SRD creature's numbers; anything written beside it wins (a name, HP)."""
-        if not isinstance(data, dict) or not data.get("monster"):
-            return data
+        if not isinstance(data, dict) or not data.get("monster") or _FILLED <= data.keys():
+            return data  # a saved game's enemy has them all already: read as it is, not looked up again
         try:
             base = stat_fields(str(data["monster"]))
         except BadInput as exc:

@@ -6,7 +6,7 @@ from typing import Any, Callable
 
 from .characters import ability_scores, import_character, make_character
 from .core import Core
-from .errors import BadInput, NoCharacter
+from .errors import BadInput
 from .basics import AgentType
 from .state import Character, Message
 from .store import Session
@@ -69,18 +69,13 @@ class Roster(Core):
         return await self._write(channel_id, change)
 
     async def character(self, channel_id: str, owner_id: str) -> Character:
-        state = await self.state(channel_id)
-        if owner_id not in state.characters:
-            raise NoCharacter()
-        return state.characters[owner_id]
+        return (await self.state(channel_id)).own_character(owner_id)
 
     async def set_party_membership(self, channel_id: str, owner_id: str, member: bool) -> Character:
         """A player's character joins or leaves the party; only members' plain messages are actions."""
         def change(session: Session, _: list[Message]) -> Character:
             state = session.state
-            character = state.characters.get(owner_id)
-            if character is None:
-                raise NoCharacter()
+            character = state.own_character(owner_id)
             ids = state.party.player_ids
             if member == (owner_id in ids):
                 raise BadInput(f"{character.name} is {'already' if member else 'not'} in the party.")

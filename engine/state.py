@@ -9,6 +9,7 @@ from typing import Any, Literal
 from pydantic import Field, NonNegativeInt, PositiveInt, PrivateAttr, model_validator
 
 from .basics import AgentType, Abilities, Ability, Attack, Currency, Defences, Item, Model, same_slug, utcnow, xp_for
+from .errors import NoCharacter
 from .entities import NPC, Encounter, ItemInfo, Location, Note, Quest, Shop
 
 
@@ -207,6 +208,13 @@ class GameState(Model):
                 return npc
         matches = [n for n in self.npcs.values() if n.name.lower().split()[:1] == [key]]
         return matches[0] if len(matches) == 1 else None
+
+    def own_character(self, owner_id: str) -> Character:
+        """The character this player plays here (NoCharacter, saying how to make one, when there is none)."""
+        found = self.characters.get(owner_id)
+        if found is None:
+            raise NoCharacter()
+        return found
 
     def find_character(self, ref: str) -> Character | None:
         """A player character by name or owner id, ignoring case."""

@@ -206,3 +206,16 @@ def test_create_npc_from_a_monster(state):
     before = state.model_dump()
     bad = call(ctx, '<create_npc name="Mog" monster="beholdr" description="x"/>')
     assert not bad.ok and "no SRD creature called 'beholdr'" in bad.observation and state.model_dump() == before
+
+
+def test_a_saved_enemy_is_read_as_saved_not_looked_up_again(monkeypatch):
+    import engine.entities as entities
+
+    saved = EnemyTemplate.model_validate({"monster": "goblin", "hp": 9}).model_dump(mode="json")
+
+    def no_lookup(name):
+        raise AssertionError("looked up again")
+
+    monkeypatch.setattr(entities, "stat_fields", no_lookup)
+    again = EnemyTemplate.model_validate(saved)  # a game state loading: every turn
+    assert (again.hp, again.ac, again.monster, again.cr) == (9, 15, "goblin", "1/4")

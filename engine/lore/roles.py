@@ -52,7 +52,6 @@ _TOKEN = re.compile(r"[\w'-]+")
 _FIRST_SENTENCE = re.compile(r"^(.*?[.!?])(?:\s|$)", re.S)
 
 
-@lru_cache(maxsize=4096)
 def _words(text: str, table: str, plural: bool = True) -> frozenset[frozenset[str]]:
     """The groups of `table` (people or places) whose words appear in `text` as whole words, or as a possessive
     ("the harbormaster's husband") or (with `plural`) a plural, a phrase as a phrase."""
@@ -78,9 +77,16 @@ def _place_kinds(name: str, description: str) -> tuple[frozenset[frozenset[str]]
     return _words(name, "places"), _words(found.group(1) if found else description[:200], "places")
 
 
+@lru_cache(maxsize=2048)
+def _known(text: str, table: str) -> frozenset[frozenset[str]]:
+    """_words of a game's own text (a role, a persona), which comes back every turn: read once. (A player's words
+    are new each time: not cached.)"""
+    return _words(text, table)
+
+
 def person_groups(state: GameState, npc: NPC) -> set[frozenset[str]]:
     """The role groups a person is known by: their role, their persona's introduction, what they keep."""
-    groups = set(_words(f"{npc.role} {_intro(npc.persona)}", "people"))
+    groups = set(_known(f"{npc.role} {_intro(npc.persona)}", "people"))
     kept = [s.location for s in state.shops.values() if s.keeper == npc.id]
     intro = _intro(npc.persona).lower()
     kept += [loc.id for loc in state.locations.values() if f"keeper of {loc.name.lower()}" in intro
