@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import discord
 
-from engine.rules import origins, proficiencies, spells
+from engine.rules import effects, origins, proficiencies, spells
 from engine.rules.attacks import profile
 from engine.rules.equipment import carried_weapons
 from engine.rules.life import hp_line
@@ -32,7 +32,7 @@ def sheet_embed(ch: Character, advancement: str = "") -> discord.Embed:
     embed = discord.Embed(title=clip(ch.name, 256), description=heading, colour=COLOUR)
     embed.add_field(name="Hit points", value=hp_line(ch))
     embed.add_field(name="Armour class", value=clip(ac_line(ch), 1024))
-    embed.add_field(name="Speed", value=f"{origins.speed(ch)} ft")
+    embed.add_field(name="Speed", value=f"{effects.speed(ch, origins.speed(ch))} ft")
     embed.add_field(name="Hit dice", value=f"{ch.hit_dice}d{ch.hit_die}")
     if advancement:
         embed.add_field(name="Advancement", value=clip(advancement, 1024), inline=False)
@@ -53,6 +53,9 @@ def sheet_embed(ch: Character, advancement: str = "") -> discord.Embed:
     if languages:
         embed.add_field(name="Languages", value=clip(", ".join(languages), 1024), inline=False)
     embed.add_field(name="Conditions", value=clip(", ".join(ch.conditions) or "none", 1024), inline=False)
+    if ch.effects:
+        embed.add_field(name="Spells on them", value=clip("\n".join(effects.describe(e) for e in ch.effects), 1024),
+                        inline=False)
     return embed
 
 
@@ -82,8 +85,9 @@ def quests_embed(state: GameState) -> discord.Embed:
 def combat_embed(state: GameState, budget: int = 2500) -> discord.Embed:
     combat = state.combat
     embed = discord.Embed(title=f"Combat, round {combat.round}", colour=discord.Colour.dark_red())
-    rows = [f"{'▶' if now else '　'} **{p.name}** ({p.faction}) · init {p.initiative} · AC {p.ac} · "
-            f"{'down' if hp == 0 else f'{hp}/{max_hp} HP'}" for now, p, hp, max_hp in tracker_rows(state)]
+    rows = [f"{'▶' if r.now else '　'} **{r.who.name}** ({r.who.faction}) · init {r.who.initiative} · AC {r.ac} · "
+            f"{'down' if r.hp == 0 else f'{r.hp}/{r.max_hp} HP'}" + (f" · {', '.join(r.spells)}" if r.spells else "")
+            for r in tracker_rows(state)]
     embed.description = clip("\n".join(rows), max(100, budget))
     return embed
 

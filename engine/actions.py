@@ -14,7 +14,7 @@ from .core import Core
 from .deps import Deps
 from .dice import Roll, roll as roll_dice
 from .errors import BadInput, ToolError
-from .rules import levels, life
+from .rules import effects, levels, life
 from .rules.levels import LevelUp
 from .shops import shops_here
 from .basics import AgentType
@@ -108,6 +108,7 @@ class PlayerActions(Core):
             ctx = self._player_context(state, owner_id)
             struck = _strikes(ctx, target, spell)
             text = cast(ctx, character, spell, target, level, mode, confirmed=confirmed)
+            text += "".join(f" {line}" for line in effects.settle(state))  # a spell hung on a broken concentration
             state.turn += 1
             lines.append(Message(channel_id=channel_id, author_id=owner_id, author_name=author_name,
                                  agent=AgentType.PLAYER, text=text, witnesses=list(state.party.npc_ids)))
@@ -180,6 +181,7 @@ class PlayerActions(Core):
                 text = weapon_attack(ctx, character, weapon, target or None, mode, confirmed=confirmed)
             except ToolError as exc:  # nothing is written: the half-changed state is dropped
                 raise BadInput(f"{character.name} cannot attack: {str(exc).rstrip('.')}.") from None
+            text += "".join(f" {line}" for line in effects.settle(state))  # a struck caster's concentration broke
             lines.append(Message(channel_id=channel_id, author_id=owner_id, author_name=author_name,
                                  agent=AgentType.PLAYER, text=text, witnesses=list(state.party.npc_ids)))
             self._provoked(state, character, struck, lines)

@@ -215,5 +215,37 @@ class Attack(Model):
                 f"{self.damage_type}{plus}{rider}")
 
 
+# Extra damage on a hit: "1d6" (of the weapon's own type) or "1d4 radiant".
+RIDER = r"^\d{0,2}d\d{1,3}( (acid|bludgeoning|cold|fire|force|lightning|necrotic|piercing|poison|psychic|radiant|slashing|thunder))?$"
+SIGNED_DICE = r"^-?(\d{1,2}d\d{1,2}|\d{1,2})$"  # what a spell adds to a roll: 1d4, -1d4, 2
+
+
+class Effect(Model):
+    """A spell's lasting change to its holder's numbers (engine/rules/effects.py applies it): Bless's d4 on attacks
+    and saves, Shield of Faith's +2 AC, Hunter's Mark's extra d6 on hits against its quarry, Hold Person's paralysis.
+    It ends when its time is up, when its caster's concentration on it ends, or at a rest (engine/rules/effects.py)."""
+
+    spell: str = Field(min_length=1, max_length=40)
+    caster: str = Field(min_length=1, max_length=60)  # the caster's name: their concentration ending ends it
+    concentration: bool = False
+    minutes: int = Field(1, ge=0, le=1440)  # the spell's duration (0: until the start of the caster's next turn)
+    rounds: int = Field(1, ge=0, le=14400)  # in a fight: the caster's turns left before it ends
+    attack: str | None = Field(None, pattern=SIGNED_DICE)  # added to the holder's attack rolls
+    save: str | None = Field(None, pattern=SIGNED_DICE)  # added to the holder's saving throws
+    dex_save: str | None = Field(None, pattern=f"{SIGNED_DICE}|^advantage$")  # to its Dexterity saves only
+    ac: int = Field(0, ge=-5, le=10)  # added to its AC
+    ac_floor: int | None = Field(None, ge=10, le=25)  # its AC is at least this (Barkskin)
+    ac_base: int | None = Field(None, ge=10, le=20)  # unarmoured, its AC is this + DEX (Mage Armor)
+    damage: str | None = Field(None, pattern=RIDER)  # added to each of the holder's weapon hits
+    mark: str | None = Field(None, max_length=60)  # only hits on this creature get `damage` (Hunter's Mark)
+    once: bool = False  # `damage` comes with the next hit only, then the effect ends (Branding Smite)
+    exposed: bool = False  # attacks against the holder have advantage (Faerie Fire)
+    blurred: bool = False  # attacks against the holder have disadvantage (Blur)
+    speed: str | None = Field(None, pattern=r"^(x2|/2|\+\d{1,2})$")  # doubled, halved or raised
+    condition: str | None = Field(None, max_length=40)  # a condition it holds the holder in (Hold Person)
+    repeat: Ability | None = None  # the save the holder repeats at the end of each of its turns to end it
+    dc: int | None = Field(None, ge=1, le=40)
+
+
 def utcnow() -> datetime:
     return datetime.now(timezone.utc)

@@ -116,7 +116,8 @@ def _natural_d20(result: d20.RollResult) -> int | None:
         if isinstance(n, d20.Dice):
             dice.append(n)
         stack.extend(getattr(n, "children", []))
-    if len(dice) != 1 or dice[0].size != 20:
+    dice = [d for d in dice if d.size == 20]  # 1d20+5+1d4 (Bless) still has one d20 that can crit or fumble
+    if len(dice) != 1:
         return None
     kept = [d for d in dice[0].keptset if isinstance(d, d20.Die)] if hasattr(dice[0], "keptset") else []
     values = [d.values[-1].number for d in kept if d.values]

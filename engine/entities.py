@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field, NonNegativeInt, PositiveInt, field_validator, model_validator
 
-from .basics import CR_PATTERN, Abilities, Ability, Attack, Currency, Defences, Model, Price
+from .basics import CR_PATTERN, Abilities, Ability, Attack, Currency, Defences, Effect, Model, Price
 from .bestiary import stat_fields
 from .errors import BadInput
 
@@ -32,6 +32,7 @@ class NPC(Model):
     max_hp: PositiveInt = 10
     ac: int = Field(10, ge=1, le=40)
     conditions: list[str] = Field(default_factory=list)
+    effects: list[Effect] = Field(default_factory=list)  # spells on it that change its numbers
     card: PersonaCard | None = None  # drawn from the lore the first time it speaks (None: the persona above only)
     # A stat block, for an NPC who may fight (none: an untrained one, 10 in everything, no attacks of its own)
     speed: str = Field("", max_length=60)

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import Field, NonNegativeInt, PositiveInt, PrivateAttr, model_validator
 
-from .basics import AgentType, Abilities, Ability, Attack, Currency, Defences, Item, Model, same_slug, utcnow, xp_for
+from .basics import AgentType, Abilities, Ability, Attack, Currency, Defences, Effect, Item, Model, same_slug, utcnow, xp_for
 from .errors import NoCharacter
 from .entities import NPC, Encounter, ItemInfo, Location, Note, Quest, Shop
 
@@ -27,6 +27,7 @@ class Character(Model):
     inventory: list[Item] = Field(default_factory=list)
     currency: Currency = Field(default_factory=Currency)
     conditions: list[str] = Field(default_factory=list)
+    effects: list[Effect] = Field(default_factory=list)  # spells on it that change its numbers
     saves: list[str] = Field(default_factory=list)  # saving-throw proficiencies (empty: its class's, engine/rules/checks.py)
     skills: list[str] = Field(default_factory=list)  # skill proficiencies (empty: its class's usual picks)
     # engine/rules/data: None for characters made before species and backgrounds were kept
@@ -82,6 +83,7 @@ class Participant(Model):
     max_hp: int | None = None
     attacks: str = ""
     conditions: list[str] = Field(default_factory=list)
+    effects: list[Effect] = Field(default_factory=list)  # spells on it that change its numbers
     actions: list[Attack] = Field(default_factory=list)  # an enemy's stat-block attacks
     abilities: Abilities | None = None  # an enemy's stat-block scores: its saving throws (none: +0)
     cr: str | None = None  # an enemy's challenge rating: the XP defeating it is worth

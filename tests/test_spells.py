@@ -276,14 +276,20 @@ def test_a_new_concentration_spell_ends_the_last_and_the_sheet_says_so():
     assert cast(ctx, cleric, "bless", "Aria, Bram, Iri", None, None).endswith(
         "Concentration on Bless. Slots left: 1st 3/4, 2nd 2/2.")
     told = cast(ctx, cleric, "hold person", "Ysolde Marrick", None, None, confirmed=True)
-    assert "Concentration on Hold Person; ends Bless." in told and cleric.concentration == "Hold Person"
+    assert "Concentration on Hold Person. Bless ends (Iri casts Hold Person) for Aria, Bram, Iri." in told
+    assert cleric.concentration == "Hold Person" and not any(c.effects for c in state.characters.values())
     assert re.search(r"Ysolde Marrick: 1d20\+1 → \d+, (success\.|failure, paralyzed)", told)  # her stat block: WIS 12
     lines = spells.sheet_lines(cleric)
     assert lines[0] == "Wisdom · spell attack +4 · save DC 12 · slots 1st 3/4, 2nd 1/2"
     assert lines[-1] == "Concentrating on Hold Person" and "Prepared: Bless (1st), Shield of Faith (1st)" in lines[2]
     assert spells.sheet_lines(state.characters["u1"]) == []
     felled = call(ctx, f'<update_hp target="Iri" amount="{cleric.hp}"/>').observation
-    assert felled.endswith("Iri falls unconscious and is dying (death saving throws on their turns). Concentration on Hold Person ends.") and cleric.concentration is None
+    assert "Iri falls unconscious and is dying (death saving throws on their turns). Concentration on Hold Person ends." in felled
+    assert cleric.concentration is None
+    held = "failure, paralyzed" in told  # and if she was held, the hold ends with the concentration it hung on
+    assert ("Hold Person ends (Iri's concentration is broken) for Ysolde Marrick." in felled) == held
+    ysolde = state.find_npc("Ysolde Marrick")
+    assert "paralyzed" not in ysolde.conditions and not ysolde.effects
 
 
 def test_rests_bring_slots_back_pact_magic_on_a_short_rest_too():

@@ -302,6 +302,7 @@ def sheet(ch: Character, ansi: bool, advancement: str = "") -> str:
 
     from engine.rules import origins, proficiencies
     from engine.rules.life import hp_line
+    from engine.rules import effects
     from engine.rules.attacks import profile
     from engine.rules.equipment import carried_weapons
     from engine.tools.character import ac_line, sheet_features
@@ -311,13 +312,15 @@ def sheet(ch: Character, ansi: bool, advancement: str = "") -> str:
     head.append(f" — level {ch.level} {origins.origin(ch)}" + (f", {bg.name}" if bg else "")
                 + (f" · {advancement}" if advancement else ""), style="")
     vitals = _table(None, "HP", "AC", "Speed", "Hit dice", "Conditions")
-    vitals.add_row(hp_line(ch), ac_line(ch), f"{origins.speed(ch)} ft",
+    vitals.add_row(hp_line(ch), ac_line(ch), f"{effects.speed(ch, origins.speed(ch))} ft",
                    f"{ch.hit_dice}d{ch.hit_die}", ", ".join(ch.conditions) or "none")
     names = list(type(ch.abilities).model_fields)
     abilities = _table(None, *(f"{a[:3].upper()}>" for a in names))
     abilities.add_row(*(str(getattr(ch.abilities, a)) for a in names))
     abilities.add_row(*(f"{ch.abilities.mod(a):+d}" for a in names))
     parts: list[object] = [head, vitals, abilities, Text(proficiencies(ch))]
+    if ch.effects:
+        parts.append(Text("Spells on them: " + "; ".join(effects.describe(e) for e in ch.effects)))
     weapons = _table(None, "Weapon", "To hit>", "Damage", "Properties")
     for w in carried_weapons(ch):
         attack = profile(ch, w)
@@ -353,10 +356,10 @@ def inventory(ch: Character, ansi: bool) -> str:
 
 def combat_tracker(state: GameState, ansi: bool) -> str:
     """The fight in initiative order, whose turn it is marked."""
-    table = _table(f"Combat, round {state.combat.round}", " ", "Name", "Side", "Init>", "AC>", "HP>")
-    for now, p, hp, max_hp in tracker_rows(state):
-        table.add_row("▶" if now else "", p.name, p.faction, str(p.initiative), str(p.ac),
-                      "down" if hp == 0 else f"{hp}/{max_hp}", style="bold" if now else None)
+    table = _table(f"Combat, round {state.combat.round}", " ", "Name", "Side", "Init>", "AC>", "HP>", "Spells on them")
+    for r in tracker_rows(state):
+        table.add_row("▶" if r.now else "", r.who.name, r.who.faction, str(r.who.initiative), str(r.ac),
+                      "down" if r.hp == 0 else f"{r.hp}/{r.max_hp}", ", ".join(r.spells), style="bold" if r.now else None)
     return _show(ansi, table)
 
 

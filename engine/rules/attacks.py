@@ -140,14 +140,15 @@ class Swing:
 
 
 def swing(attack: Attack, rng: random.Random, ac: int | None = None, mode: Mode = None,
-          crit_on_hit: bool = False, lucky: bool = False, savage: bool = False) -> Swing:
+          crit_on_hit: bool = False, lucky: bool = False, savage: bool = False, extra: str = "") -> Swing:
     """Roll the attack and its damage (the damage counts only on a hit; with no target both are reported);
     `crit_on_hit`: any hit is critical (the target paralysed or unconscious, within 5 feet); `lucky`: a natural 1 is
-    rolled again (a halfling); `savage`: a critical hit adds one more weapon die (a half-orc's melee weapon)."""
+    rolled again (a halfling); `savage`: a critical hit adds one more weapon die (a half-orc's melee weapon);
+    `extra`: dice that spells add to the roll ("+1d4", Bless)."""
     suffix = {"advantage": " adv", "disadvantage": " dis"}.get(mode or "", "")
-    to_hit = roll(f"1d20{attack.bonus:+d}{suffix}", rng)
+    to_hit = roll(f"1d20{attack.bonus:+d}{extra}{suffix}", rng)
     if lucky and to_hit.natural == 1:
-        again = roll(f"1d20{attack.bonus:+d}{suffix}", rng)
+        again = roll(f"1d20{attack.bonus:+d}{extra}{suffix}", rng)
         to_hit = Roll(f"{again.expression} (Lucky: a 1 rolled again)", again.total, again.detail, again.natural)
     hit = ac is None or to_hit.natural == 20 or (to_hit.natural != 1 and to_hit.total >= ac)
     forced = crit_on_hit and ac is not None and hit

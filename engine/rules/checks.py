@@ -12,7 +12,7 @@ from ..dice import Roll, roll
 from ..errors import BadInput
 from ..basics import ABILITIES, SKILLS
 from ..state import Character
-from . import conditions
+from . import conditions, effects
 from .equipment import worn_armor
 
 SHORT = {"str": "strength", "dex": "dexterity", "con": "constitution", "int": "intelligence", "wis": "wisdom",
@@ -109,7 +109,10 @@ def check(ch: Character, what: str, rng: random.Random, mode: Mode = None, *, sa
         if failed:  # paralysed, stunned, unconscious: STR and DEX saves fail without a roll
             return Check(label + f" (fails: {failed})", ability, proficient, bonus,
                          Roll(f"no roll ({failed})", 0, "an automatic failure", None))
-        mode, why = conditions.save_mode(mode, ch.conditions, ability)
+        mode, why = conditions.save_mode(mode, ch.conditions, ability, effects.save_advantage(ch, ability))
+        added, spells = effects.roll_terms(ch, "save", ability)
+        if spells:
+            label += f" ({', '.join(spells)})"
     else:
         mode, why = conditions.check_mode(mode, ch.conditions)
     if why:
@@ -119,7 +122,7 @@ def check(ch: Character, what: str, rng: random.Random, mode: Mode = None, *, sa
         if armour is not None and armour.stealth_disadvantage:
             label += f" (disadvantage: {armour.name})"
             mode = None if mode == "advantage" else "disadvantage"
-    expression = f"1d20{bonus:+d}" if bonus else "1d20"
+    expression = (f"1d20{bonus:+d}" if bonus else "1d20") + (added if save else "")
     if mode is not None:
         expression += " adv" if mode == "advantage" else " dis"
     rolled = roll(expression, rng)
@@ -146,7 +149,8 @@ def creature_save_roll(creature: object, ability: str, rng: random.Random, mode:
     failed = conditions.fails_save(held, ability)
     if failed:
         return Roll(f"no roll ({failed})", 0, "an automatic failure", None)
-    mode, _ = conditions.save_mode(mode, held, ability)
+    mode, _ = conditions.save_mode(mode, held, ability, effects.save_advantage(creature, ability))
     bonus = creature_save(creature, ability)
-    return roll((f"1d20{bonus:+d}" if bonus else "1d20") + {"advantage": " adv", "disadvantage": " dis"}.get(mode or "", ""),
-                rng)
+    added, _spells = effects.roll_terms(creature, "save", ability)
+    return roll((f"1d20{bonus:+d}" if bonus else "1d20") + added
+                + {"advantage": " adv", "disadvantage": " dis"}.get(mode or "", ""), rng)

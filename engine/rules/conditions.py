@@ -55,11 +55,12 @@ def combine(asked: Mode, advantages: list[str], disadvantages: list[str]) -> tup
 
 
 def attack_mode(asked: Mode, attacker: Iterable[str], target: Iterable[str], melee: bool,
-                extra_dis: Iterable[str] = ()) -> tuple[Mode, str]:
-    """An attack roll's mode from the attacker's and the target's conditions (and `extra_dis`: other reasons for
-    disadvantage, such as a heavy weapon in Small hands)."""
+                extra_dis: Iterable[str] = (), extra_adv: Iterable[str] = ()) -> tuple[Mode, str]:
+    """An attack roll's mode from the attacker's and the target's conditions (and `extra_dis`, `extra_adv`: other
+    reasons, such as a heavy weapon in Small hands or a target outlined by Faerie Fire)."""
     attacker, target = list(attacker), list(target)
     adv = [f"attacker {c}" for c in _has(attacker, ATTACKER_ADV)] + [f"target {c}" for c in _has(target, TARGET_ADV)]
+    adv += list(extra_adv)
     dis = [f"attacker {c}" for c in _has(attacker, ATTACKER_DIS)] + [f"target {c}" for c in _has(target, TARGET_DIS)]
     dis += [f"attacker {c}" for c in _tired(attacker, 3)] + list(extra_dis)
     if "prone" in {c.lower() for c in target}:
@@ -83,10 +84,11 @@ def check_mode(asked: Mode, conditions: Iterable[str]) -> tuple[Mode, str]:
     return combine(asked, [], _has(conditions, CHECK_DIS) + _tired(conditions, 1))
 
 
-def save_mode(asked: Mode, conditions: Iterable[str], ability: str) -> tuple[Mode, str]:
+def save_mode(asked: Mode, conditions: Iterable[str], ability: str, advantages: Iterable[str] = ()) -> tuple[Mode, str]:
+    """A save's mode from the holder's conditions (and `advantages`: spells that give one, such as Haste's)."""
     conditions = list(conditions)
     dis = ["restrained"] if ability == "dexterity" and _has(conditions, {"restrained"}) else []
-    return combine(asked, [], dis + _tired(conditions, 3))
+    return combine(asked, list(advantages), dis + _tired(conditions, 3))
 
 
 def speed_after(conditions: Iterable[str], speed: int) -> int:

@@ -18,9 +18,12 @@ from ..basics import Abilities, Model
 from ..state import Character
 from ..validation import describe_validation
 from .checks import proficiency_bonus
+from .conditions import DESCRIPTIONS as _CONDITIONS
+from .effects import Grant
 
 DATA = Path(__file__).resolve().parent / "data" / "spells.yaml"
 CASTERS = ("bard", "cleric", "druid", "paladin", "ranger", "sorcerer", "warlock", "wizard")
+CONDITION_NAMES = frozenset(_CONDITIONS)
 AREA_TARGETS = 12  # an area spell affects everyone named, up to this many
 Ability = Literal["strength", "dexterity", "constitution", "intelligence", "wisdom", "charisma"]
 Caster = Literal["bard", "cleric", "druid", "paladin", "ranger", "sorcerer", "warlock", "wizard"]
@@ -68,6 +71,7 @@ class Spell(Model):
     roll: Rolled | None = None
     effect: str | None = Field(None, max_length=120)
     description: str = Field(min_length=10, max_length=300)
+    grants: Grant | None = None  # what it leaves on those it affects while it lasts (engine/rules/effects.py)
 
     @model_validator(mode="after")
     def _consistent(self) -> "Spell":
@@ -87,6 +91,10 @@ class Spell(Model):
             raise ValueError("damage needs a type")
         if self.level == 0 and any(d and d.per_slot for d in (self.damage, self.healing, self.roll)):
             raise ValueError("a cantrip takes no slot, so nothing scales with one")
+        if self.grants is not None and self.grants.repeat and not self.save:
+            raise ValueError("a repeated save needs the spell's save")
+        if self.grants is not None and self.grants.condition and self.grants.condition not in CONDITION_NAMES:
+            raise ValueError(f"'{self.grants.condition}' is not an SRD condition")
         return self
 
     @property

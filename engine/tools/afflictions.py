@@ -12,7 +12,7 @@ from ..basics import Ability
 from ..errors import ToolError
 from ..rules.checks import check, creature_save_roll
 from ..entities import NPC
-from ..rules import life
+from ..rules import effects, life
 from ..rules.conditions import DESCRIPTIONS, exhaustion, exhaustion_word, hp_maximum
 from ..state import Character, GameState, Participant, Timed
 from .hitpoints import resolve_hp_target
@@ -114,10 +114,18 @@ def _combatant(state: GameState, target: object) -> Participant | None:
     return next((p for p in state.combat.order if p.id == key), None)
 
 
+def holder_of(state: GameState, p: Participant) -> Character | NPC | Participant:
+    """Whose conditions and effects a combatant's are: a character's sheet, else the combatant's own hit points (as
+    resolve_hp_target finds them), else the NPC's."""
+    if p.faction == "player":
+        return state.characters.get(p.id) or p
+    return p if p.hp is not None else state.npcs.get(p.id) or p
+
+
 def end_of_turn(ctx: ToolContext, p: Participant) -> list[str]:
     """What ends as `p`'s turn ends: a repeated save rolled, a duration counted down (told a line each)."""
     state, lines, kept = ctx.state, [], []
-    holder = state.characters.get(p.id) if p.faction == "player" else state.npcs.get(p.id) or p
+    holder = holder_of(state, p)
     for t in state.combat.timed:
         if t.holder != p.id:
             kept.append(t)
@@ -142,6 +150,15 @@ def end_of_turn(ctx: ToolContext, p: Participant) -> list[str]:
         else:
             kept.append(t)
     state.combat.timed = kept
+    for e in [e for e in holder.effects if e.repeat and e.dc]:  # a spell it may shake off (Hold Person)
+        rolled = check(holder, e.repeat, ctx.rng, save=True).roll if isinstance(holder, Character) else \
+            creature_save_roll(holder, e.repeat, ctx.rng)
+        said = f"{p.name}'s {e.repeat} save against {e.spell} {rolled.expression} → {rolled.total} vs DC {e.dc}"
+        if rolled.total >= e.dc:
+            effects.take_off(holder, e)
+            lines.append(f"{said}: {e.spell} ends for {p.name}")
+        else:
+            lines.append(f"{said}: {e.spell} holds")
     return lines
 
 
@@ -152,7 +169,7 @@ def lift_all(state: GameState) -> list[str]:
         p = next((q for q in state.combat.order if q.id == t.holder), None)
         if p is None:
             continue
-        holder = state.characters.get(p.id) if p.faction == "player" else state.npcs.get(p.id) or p
+        holder = holder_of(state, p)
         if t.condition in holder.conditions:
             holder.conditions.remove(t.condition)
             lines.append(f"{p.name} is no longer {t.condition}")
@@ -160,4 +177,4 @@ def lift_all(state: GameState) -> list[str]:
     return lines
 
 
-__all__ = ["set_condition", "end_of_turn", "lift_all"]
+__all__ = ["set_condition", "end_of_turn", "holder_of", "lift_all"]

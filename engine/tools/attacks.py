@@ -11,7 +11,9 @@ from ..basics import DAMAGE_DICE, DamageType
 from ..dice import roll as roll_dice
 from ..errors import BadInput, ToolError
 from ..hostility import require_consent
-from ..rules import conditions
+from ..basics import Effect
+from ..dice import Roll
+from ..rules import conditions, effects
 from ..rules.attacks import UNARMED_NAMES, critical as doubled, find_weapon, profile, swing, too_heavy
 from ..rules.checks import Mode
 from ..rules.damage import adjust as adjust_damage
@@ -20,7 +22,7 @@ from ..rules.equipment import carried_weapons
 from ..state import Character
 from .character import _change_items
 from .combat import creature_attack
-from .hitpoints import _apply_hp, resolve_hp_target
+from .hitpoints import Target, _apply_hp, resolve_hp_target
 from .registry import COMBAT, NARRATIVE, Args, Told, ToolContext, tool
 
 
@@ -70,14 +72,18 @@ def attack(ctx: ToolContext, args: AttackArgs) -> str:
         raise ToolError(f"{attacker} is {stopped} and cannot attack", public=True)
     melee = not (action.reach.lower().startswith("range") if action else False)
     asked = None if args.roll == "normal" else args.roll
-    chosen, why = conditions.attack_mode(asked, own, target.conditions, melee)
+    adv, dis = effects.against(target)
+    chosen, why = conditions.attack_mode(asked, own, target.conditions, melee, dis, adv)
     mode = {"advantage": " adv", "disadvantage": " dis"}.get(chosen or "", "")
-    to_hit = roll_dice(f"1d20{bonus:+d}{mode}", ctx.rng)
+    terms, spells = effects.roll_terms(_holder_of(ctx, attacker), "attack")
+    ac, ac_why = effects.target_ac(target)
+    to_hit = roll_dice(f"1d20{bonus:+d}{terms}{mode}", ctx.rng)
     weapon = action.name if action else args.weapon
     with_what = f" with {weapon}" if weapon else ""
+    reasons = "; ".join(r for r in (why, ", ".join(spells)) if r)
     head = (f"{attacker} attacks {target.name}{with_what}: {to_hit.expression} → {to_hit.total}"
-            + (f" ({why})" if why else "") + f" vs AC {target.ac}")
-    if to_hit.natural == 1 or (to_hit.natural != 20 and to_hit.total < target.ac):
+            + (f" ({reasons})" if reasons else "") + f" vs AC {ac}" + (f" ({ac_why})" if ac_why else ""))
+    if to_hit.natural == 1 or (to_hit.natural != 20 and to_hit.total < ac):
         missed = f"{head}, miss{' (natural 1)' if to_hit.natural == 1 else ''}. No damage."
         return Told(missed, missed)
     critical = to_hit.natural == 20 or (melee and conditions.melee_crit(target.conditions))
@@ -143,12 +149,16 @@ def weapon_attack(ctx: ToolContext, ch: Character, weapon: str, target: str | No
         _change_items(ch, ammo.name, -1)
         spent = f" {ammo.quantity if ammo in ch.inventory else 0} {w.ammunition} left."
     melee = w.kind == "melee"
+    terms, spells = effects.roll_terms(ch, "attack")
+    adv, dis = effects.against(foe) if foe is not None else ([], [])
     mode, why = conditions.attack_mode(mode, ch.conditions, foe.conditions if foe is not None else [], melee,
-                                       ["heavy weapon in Small hands"] if too_heavy(ch, w) else [])
-    rolled = swing(attack_, ctx.rng, foe.ac if foe is not None else None, mode,
+                                       (["heavy weapon in Small hands"] if too_heavy(ch, w) else []) + dis, adv)
+    ac, ac_why = effects.target_ac(foe) if foe is not None else (None, "")
+    rolled = swing(attack_, ctx.rng, ac, mode,
                    crit_on_hit=melee and foe is not None and conditions.melee_crit(foe.conditions),
-                   lucky=ch.species == "halfling", savage=melee and ch.species == "half-orc")
-    to_hit = f"{rolled.to_hit.expression} → {rolled.to_hit.total}" + (f" ({why})" if why else "")
+                   lucky=ch.species == "halfling", savage=melee and ch.species == "half-orc", extra=terms)
+    reasons = "; ".join(r for r in (why, ", ".join(spells)) if r)
+    to_hit = f"{rolled.to_hit.expression} → {rolled.to_hit.total}" + (f" ({reasons})" if reasons else "")
     crit = (" (natural 20)" if rolled.to_hit.natural == 20 else " (a helpless target: critical)" if rolled.critical
             else " (natural 1)" if rolled.to_hit.natural == 1 else "")
     damage = rolled.damage
@@ -157,14 +167,39 @@ def weapon_attack(ctx: ToolContext, ch: Character, weapon: str, target: str | No
         told = (f"{ch.name} attacks with {w.name}: {to_hit} to hit{crit}; damage {damage.expression} → "
                 f"{damage.total} {w.type} if it hits.{spent}")
         return Told(told, told)
-    head = f"{ch.name} attacks {foe.name} with {w.name}: {to_hit} vs AC {foe.ac}"
+    head = f"{ch.name} attacks {foe.name} with {w.name}: {to_hit} vs AC {ac}" + (f" ({ac_why})" if ac_why else "")
     if damage is None:
         told = f"{head}, miss{crit}. No damage.{spent}"
         return Told(told, told)
     kind = "critical hit (damage dice doubled)" if rolled.critical else "hit"
+    extra = effects.riders(ch, foe.name, weapon=True)
+    if extra:
+        told = f"{head}, {kind}; " + _with_riders(ctx, ch, foe, damage, w.type, True, rolled.critical, extra) + spent
+        return Told(told, told)
     applied = _apply_hp(foe, max(0, damage.total), "damage", rolled.critical, ctx.rng, w.type, weapon=True)
     told = f"{head}, {kind}; damage {damage.expression} → {damage.total} {w.type}. {applied}{spent}"
     return Told(told, told)
+
+
+def _with_riders(ctx: ToolContext, attacker: Character, foe: Target, damage: Roll, damage_type: str, weapon_made: bool,
+                 critical: bool, extra: list[Effect]) -> str:
+    """A hit's damage with what the attacker's spells add to it (Hunter's Mark, Divine Favor, Branding Smite; their
+    dice doubled on a critical hit), each part against the target's defences, taken as one blow."""
+    first, why = adjust_damage(foe, max(0, damage.total), damage_type, weapon_made)
+    parts, notes, total = [f"{damage.expression} → {damage.total} {damage_type}"], [why], first
+    for e in extra:
+        assert e.damage is not None
+        dice, _, typed = e.damage.partition(" ")
+        more = roll_dice(doubled(dice) if critical else dice, ctx.rng)
+        amount, why = adjust_damage(foe, max(0, more.total), typed or damage_type)
+        parts.append(f"{more.expression} → {more.total} {typed or damage_type} ({e.spell})")
+        notes.append(why)
+        total += amount
+    said = "; ".join(n for n in notes if n)
+    applied = _apply_hp(foe, total, "damage", critical, ctx.rng)
+    ended = [line for e in extra for line in effects.used_once(e, ctx.state)]
+    return (f"damage {' plus '.join(parts)}{f' ({said})' if said else ''}. {applied}"
+            + "".join(f" {line}" for line in ended))
 
 
 def _conditions_of(ctx: ToolContext, name: str) -> list[str]:
@@ -176,6 +211,15 @@ def _conditions_of(ctx: ToolContext, name: str) -> list[str]:
             return list(holder.conditions if holder is not None else p.conditions)
     found = ctx.state.find_character(name) or ctx.state.find_npc(name)
     return list(found.conditions) if found is not None else []
+
+
+def _holder_of(ctx: ToolContext, name: str) -> object | None:
+    """Whoever attacks by this name, as the holder of their spells' effects: a combatant's sheet or stat block."""
+    key = name.strip().lower()
+    for p in ctx.state.combat.order if ctx.state.combat.active else []:
+        if p.name.lower() == key or p.id == key:
+            return ctx.state.characters.get(p.id) or ctx.state.npcs.get(p.id) or p
+    return ctx.state.find_character(name) or ctx.state.find_npc(name)
 
 
 def _attacker_name(ctx: ToolContext, ref: str | None) -> str:

@@ -9,7 +9,7 @@ from pydantic import Field, model_validator
 
 from ..dice import roll as roll_dice
 from ..errors import BadInput, ToolError
-from ..rules import life, origins, spells
+from ..rules import effects, life, origins, spells
 from ..rules.attacks import profile, unarmed
 from ..rules.conditions import exhaustion, exhaustion_word, hp_maximum
 from ..rules.data import rules
@@ -73,8 +73,10 @@ def character_sheet(ch: Character, brief: bool = False, leveling: str = "xp") ->
     dying = life.state_line(ch)
     hp = f"HP {ch.hp}/{ch.max_hp}" + (f" ({dying})" if dying else "") + (f" + {ch.temp_hp} temporary" if ch.temp_hp else "")
     return (f"{ch.name}, level {ch.level} {origins.origin(ch)}: {hp}, AC {ac_line(ch)}, "
-            f"speed {origins.speed(ch)} ft, hit dice {ch.hit_dice}d{ch.hit_die} left. {abilities}. "
-            f"Conditions: {', '.join(ch.conditions) or 'none'}. Weapons (attack with weapon=): {weapons}. "
+            f"speed {effects.speed(ch, origins.speed(ch))} ft, hit dice {ch.hit_dice}d{ch.hit_die} left. {abilities}. "
+            f"Conditions: {', '.join(ch.conditions) or 'none'}. "
+            + (f"Spells on them: {'; '.join(effects.describe(e) for e in ch.effects)}. " if ch.effects else "")
+            + f"Weapons (attack with weapon=): {weapons}. "
             f"{features}Carrying: {items}. Coin: {ch.currency.describe()}. Advancement: {progress(ch, leveling)}."
             + "".join(f" {line}." for line in spells.sheet_lines(ch)))
 
@@ -82,7 +84,9 @@ def character_sheet(ch: Character, brief: bool = False, leveling: str = "xp") ->
 def ac_line(ch: Character) -> str:
     """"16 (chain mail, shield)"; an AC set by hand (an imported sheet's) says so."""
     worn = armor_class(ch)
-    return worn.describe() if worn.value == ch.ac else f"{ch.ac} (as given)"
+    base = worn.describe() if worn.value == ch.ac else f"{ch.ac} (as given)"
+    now, why = effects.target_ac(ch)  # spells on them: Mage Armor, Shield of Faith, …
+    return base + (f"; {now} with {why}" if why else "")
 
 
 def sheet_features(ch: Character) -> list:
@@ -187,6 +191,7 @@ def short_rest(ctx: ToolContext, args: ShortRestArgs) -> str:
         raise ToolError(f"{ch.name} is unconscious and must be healed or stabilised before resting", public=True)
     magic = spells.recover(ch, "short")  # a warlock's pact slots
     magic = f" {magic.capitalize()}." if magic else ""
+    magic += "".join(f" {line}" for line in effects.after_rest(ctx.state, ch, long=False))  # an hour has passed
     if ch.hit_dice == 0:
         return f"{ch.name} rests an hour but has no hit dice left to spend (HP {ch.hp}/{ch.max_hp}); a long rest restores them.{magic}"
     con = ch.abilities.mod("constitution")
@@ -238,6 +243,7 @@ def long_rest(ctx: ToolContext, args: RestArgs) -> str:
                 ([exhaustion_word(level - 1)] if level > 1 else [])
         ch.hp = hp_maximum(ch.conditions, ch.max_hp)
         magic = spells.recover(ch, "long")
+        magic += "".join(f" {line}" for line in effects.after_rest(ctx.state, ch, long=True))
         lines.append(f"{ch.name}: HP {ch.hp}/{ch.max_hp}, {ch.hit_dice}/{ch.level} hit dice" + (f", {magic}" if magic else ""))
     return "After a long rest — " + "; ".join(lines) + "."
 

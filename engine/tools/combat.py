@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from pydantic import Field
 
 from ..errors import ToolError
 from ..shops import hand_out
 from ..basics import XP_BY_CR, Abilities, Attack, slug
 from ..entities import MAX_COMBATANTS, EnemyTemplate
-from ..rules import life
+from ..rules import effects, life
 from ..rules.levels import earned
 from ..state import GameState, Participant
 from . import afflictions
@@ -163,14 +165,32 @@ def participant_hp(state: GameState, p: Participant) -> tuple[int, int]:
     return (npc.hp, npc.max_hp) if npc else (0, 0)
 
 
-def tracker_rows(state: GameState) -> list[tuple[bool, Participant, int, int]]:
-    """Each combatant in initiative order: whether it is their turn, who, HP and maximum HP."""
-    return [(i == state.combat.turn_index, p, *participant_hp(state, p)) for i, p in enumerate(state.combat.order)]
+class Row(NamedTuple):
+    """One combatant as the tracker shows it."""
+
+    now: bool  # it is their turn
+    who: Participant
+    hp: int
+    max_hp: int
+    ac: int  # as attacks meet it now: with Shield, Shield of Faith, Mage Armor, …
+    spells: list[str]  # the spells on them that change their numbers
+
+
+def tracker_rows(state: GameState) -> list[Row]:
+    """Each combatant in initiative order: whether it is their turn, who, HP, maximum HP, AC and spells on them."""
+    rows = []
+    for i, p in enumerate(state.combat.order):
+        holder = afflictions.holder_of(state, p)
+        ac = effects.target_ac(holder)[0] if holder.effects else p.ac
+        rows.append(Row(i == state.combat.turn_index, p, *participant_hp(state, p), ac,
+                        [e.spell for e in holder.effects]))
+    return rows
 
 
 def tracker(state: GameState) -> str:
-    rows = [f"{'▶ ' if now else ''}{p.name} [{p.faction}] init {p.initiative}, AC {p.ac}, "
-            f"{_down_as(state, p) if hp == 0 else f'HP {hp}/{max_hp}'}" for now, p, hp, max_hp in tracker_rows(state)]
+    rows = [f"{'▶ ' if r.now else ''}{r.who.name} [{r.who.faction}] init {r.who.initiative}, AC {r.ac}, "
+            f"{_down_as(state, r.who) if r.hp == 0 else f'HP {r.hp}/{r.max_hp}'}"
+            + (f" ({', '.join(r.spells)})" if r.spells else "") for r in tracker_rows(state)]
     return f"Round {state.combat.round}: " + "; ".join(rows)
 
 
@@ -199,6 +219,7 @@ def next_turn(ctx: ToolContext, args: NoArgs) -> str:
             break
     combat.turn_index = idx
     current = combat.order[idx]
+    ending += effects.start_of_turn(ctx.state, current.name)  # its spells run a round shorter (Shield ends now)
     enemies_left = [p.name for p in combat.order if p.faction == "enemy" and participant_hp(ctx.state, p)[0] > 0]
     tail = "" if enemies_left else " No enemy is left standing: end the combat."
     if _dying(ctx.state, current):
@@ -229,6 +250,7 @@ def end_combat(ctx: ToolContext, args: EndCombatArgs) -> str:
     rounds = combat.round
     encounter = ctx.state.encounters.get(combat.encounter_id or "")
     lifted = afflictions.lift_all(ctx.state)  # what the fight timed ends with it
+    lifted += [line.rstrip(".") for line in effects.after_fight(ctx.state)]
     combat.active, combat.round, combat.turn_index, combat.order, combat.encounter_id = False, 0, 0, [], None
     summary = f"Combat over after {rounds} round{'s' if rounds != 1 else ''}"
     if fallen:

@@ -20,6 +20,9 @@ from ..state import Character, Participant
 from .registry import COMBAT, NARRATIVE, Args, Told, ToolContext, tool
 
 
+Target = Character | NPC | Participant  # anyone with hit points: a blow or a spell lands on one of these
+
+
 class HpArgs(Args):
     amount: int = Field(ge=1, le=10_000)
     kind: Literal["damage", "healing"] = "damage"

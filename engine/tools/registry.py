@@ -18,6 +18,7 @@ from ..basics import AgentType
 from ..entities import NPC, Location, Quest
 from ..state import Character, GameState
 from ..markup import escape, unescape
+from ..rules import effects
 from ..tags import TagEvent
 from ..visibility import Viewer
 
@@ -305,6 +306,12 @@ class Told(str):
 
 
 def _done(spec: Tool, args: Args, ctx: ToolContext, observation: str) -> ToolCall:
+    if spec.changes_state:  # a spell whose caster lost concentration in this change ends with it, now
+        lapsed = effects.settle(ctx.state)
+        if lapsed:
+            more = " " + " ".join(lapsed)
+            public = getattr(observation, "public", None)
+            observation = Told(observation + more, public + more) if public is not None else observation + more
     if spec.persistence == "permanent" and spec.subject is not None:
         # Kept once per entity and per viewer: an NPC's narrower view must not replace the GM's note.
         visibility.remember(ctx.state, ctx.viewer, spec.name, spec.subject(ctx, args), str(observation))

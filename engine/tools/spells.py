@@ -11,20 +11,19 @@ from pydantic import Field
 
 from ..dice import Roll, roll as roll_dice
 from ..errors import BadInput, ToolError
-from ..rules import check, conditions, life
+from ..basics import Effect
+from ..rules import check, conditions, effects, life
 from ..rules.checks import creature_save_roll
 from ..rules.data import rules as rules_data
 from ..rules.equipment import armor_class, worn_armor
 from ..rules import spells as rules
 from ..rules.attacks import critical as doubled
 from ..rules.spells import Spell, ordinal
-from ..entities import NPC
 from ..hostility import require_consent
-from ..state import Character, Participant
-from .hitpoints import _apply_hp, resolve_hp_target
+from ..state import Character
+from .hitpoints import Target, _apply_hp, resolve_hp_target
 from .registry import COMBAT, NARRATIVE, Args, Told, ToolContext, tool
 
-Target = Character | NPC | Participant
 Mode = Literal["advantage", "disadvantage"] | None
 
 
@@ -69,17 +68,24 @@ def cast(ctx: ToolContext, ch: Character, name: str, target: str | None, level: 
                        f"(the SRD). Take it off first.")
     slot = rules.choose_slot(ch, spell, level)
     targets = _targets(ctx, ch, spell, slot, target)
+    if spell.grants is not None and spell.grants.mark and not targets:
+        raise BadInput(f"{spell.name} needs a target: name the creature it marks.")
     if spell.harmful and not confirmed:
         require_consent(ctx.state, ch, targets, f"Cast {spell.name} at")
+    ended = []
+    if spell.concentration and ch.concentration:  # one spell held at a time: the one held ends, and all it did
+        ended = effects.end_spell(ctx.state, ch.name, ch.concentration, f"{ch.name} casts {spell.name}")
+        ch.concentration = None
     rules.spend(ch, slot)
     how = f" ({ordinal(slot)}-level slot)" if slot else ""
     yourself = len(targets) == 1 and targets[0] is ch
     at = " on themself" if yourself else (f" at {_names(targets)}" if targets else "")
     lines = [f"{ch.name} casts {spell.name}{how}{at}."]
+    failed: list[Target] = []
     if spell.attack:
         lines += _attacks(ctx.rng, ch, spell, slot, targets, mode)
     elif spell.save:
-        lines += _saves(ctx.rng, ch, spell, slot, targets, mode)
+        lines += _saves(ctx.rng, ch, spell, slot, targets, mode, failed)
     elif spell.damage:
         lines += _automatic(ctx.rng, ch, spell, slot, targets)
     if spell.healing:
@@ -94,15 +100,35 @@ def cast(ctx: ToolContext, ch: Character, name: str, target: str | None, level: 
                 lines.append(life.gain_temporary(t, max(0, rolled.total)))
     if spell.name == "Spare the Dying":  # a dying creature touched becomes stable
         lines += [life.stabilize(t) for t in targets if isinstance(t, Character) and t.hp == 0 and not t.dead]
-    if not spell.harmful and not spell.healing and not spell.roll:
+    if not spell.harmful and not spell.healing and not spell.roll and spell.grants is None:
         lines.append(spell.description)
+    if spell.grants is not None:
+        lines += _grant(ctx, ch, spell, targets if not spell.save else failed)
     if spell.concentration:
-        ended = ch.concentration
         ch.concentration = spell.name
-        lines.append(f"Concentration on {spell.name}" + (f"; ends {ended}." if ended and ended != spell.name else "."))
+        lines.append(f"Concentration on {spell.name}.")
+    lines += ended
     if slot:
         lines.append(f"{rules.slots_line(ch)}")
     return " ".join(lines)
+
+
+def _grant(ctx: ToolContext, ch: Character, spell: Spell, affected: list[Target]) -> list[str]:
+    """What the spell leaves while it lasts: on each creature it affected (a failed save's, for a save spell; the
+    caster, for a spell cast on no one), or on the caster, marking the one it was cast at (Hunter's Mark)."""
+    grant = spell.grants
+    assert grant is not None
+    dc = rules.save_dc(ch)
+
+    def made(mark: str | None = None) -> Effect:
+        return effects.make(spell.name, ch.name, spell.duration, spell.concentration, grant, mark=mark, dc=dc,
+                            save=spell.save)
+
+    if grant.to == "caster":
+        return [effects.put(ch, made(affected[0].name if grant.mark and affected else None))]
+    if not affected and not spell.save:
+        affected = [ch]
+    return [effects.put(t, made()) for t in affected]
 
 
 def _targets(ctx: ToolContext, ch: Character, spell: Spell, slot: int | None, text: str | None) -> list[Target]:
@@ -153,12 +179,17 @@ def _attacks(rng: random.Random, ch: Character, spell: Spell, slot: int | None, 
     for n in range(count):
         target = targets[min(n, len(targets) - 1)]
         melee = spell.attack == "melee"
-        chosen, why = conditions.attack_mode(mode, ch.conditions, target.conditions, melee)
-        to_hit = roll_dice(f"1d20{bonus:+d}" + {"advantage": " adv", "disadvantage": " dis"}.get(chosen or "", ""), rng)
+        adv, dis = effects.against(target)
+        chosen, why = conditions.attack_mode(mode, ch.conditions, target.conditions, melee, dis, adv)
+        terms, spells = effects.roll_terms(ch, "attack")
+        ac, ac_why = effects.target_ac(target)
+        to_hit = roll_dice(f"1d20{bonus:+d}{terms}" + {"advantage": " adv", "disadvantage": " dis"}.get(chosen or "", ""),
+                           rng)
         which = f"{_ray(spell).capitalize()} {n + 1}: spell" if count > 1 else "Spell"
-        head = (f"{which} attack {to_hit.expression} → {to_hit.total}" + (f" ({why})" if why else "")
-                + f" vs AC {target.ac} ({target.name})")
-        if to_hit.natural == 1 or (to_hit.natural != 20 and to_hit.total < target.ac):
+        reasons = "; ".join(r for r in (why, ", ".join(spells)) if r)
+        head = (f"{which} attack {to_hit.expression} → {to_hit.total}" + (f" ({reasons})" if reasons else "")
+                + f" vs AC {ac}" + (f" ({ac_why})" if ac_why else "") + f" ({target.name})")
+        if to_hit.natural == 1 or (to_hit.natural != 20 and to_hit.total < ac):
             missed = f"{head}, miss{' (natural 1)' if to_hit.natural == 1 else ''}"
             if spell.miss_half and spell.damage is not None:  # Acid Arrow splashes: half the damage, nothing after
                 splash = roll_dice(rules.dice_for(spell, spell.damage, slot, ch), rng)
@@ -187,9 +218,9 @@ def _attacks(rng: random.Random, ch: Character, spell: Spell, slot: int | None, 
 
 
 def _saves(rng: random.Random, ch: Character, spell: Spell, slot: int | None, targets: list[Target],
-           mode: Mode) -> list[str]:
+           mode: Mode, failed: list[Target]) -> list[str]:
     """Damage rolled once; each target saves against the caster's DC: full damage (and the effect) on a failure,
-    half or none on a success."""
+    half or none on a success. Those who fail are added to `failed`."""
     assert spell.save is not None
     dc = rules.save_dc(ch)
     lines, dealt, hurt = [], 0, None
@@ -202,6 +233,8 @@ def _saves(rng: random.Random, ch: Character, spell: Spell, slot: int | None, ta
     for target in targets:
         saved = _save_roll(rng, target, spell.save, mode)
         success = saved.total >= dc
+        if not success:
+            failed.append(target)
         line = f"{target.name}: {saved.expression} → {saved.total}, {'success' if success else 'failure'}"
         if not success and spell.effect:
             line += f", {spell.effect}"
