@@ -24,7 +24,7 @@ from .voices import NpcVoices, Voice
 
 log = structlog.get_logger(__name__)
 
-EXTENSIONS = ("bot.cogs.game", "bot.cogs.character", "bot.cogs.party", "bot.cogs.play", "bot.cogs.trade", "bot.cogs.world", "bot.cogs.admin")
+EXTENSIONS = ("bot.cogs.game", "bot.cogs.character", "bot.cogs.features", "bot.cogs.party", "bot.cogs.play", "bot.cogs.trade", "bot.cogs.world", "bot.cogs.admin")
 
 
 class LorekeeperBot(commands.AutoShardedBot):

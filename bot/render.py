@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import discord
 
-from engine.rules import effects, origins, proficiencies, spells
+from engine.rules import effects, features, origins, proficiencies, spells
 from engine.rules.attacks import profile
 from engine.rules.equipment import carried_weapons
 from engine.rules.life import hp_line
@@ -46,9 +46,12 @@ def sheet_embed(ch: Character, advancement: str = "") -> discord.Embed:
     weapons = [profile(ch, w).describe() for w in carried_weapons(ch)]
     if weapons:
         embed.add_field(name="Weapons (to hit, damage)", value=clip("\n".join(weapons), 1024), inline=False)
-    features = ", ".join(f.name for f in sheet_features(ch))
-    if features:
-        embed.add_field(name="Features and traits", value=clip(features, 1024), inline=False)
+    names = ", ".join(f.name for f in sheet_features(ch))
+    if names:
+        embed.add_field(name="Features and traits", value=clip(names, 1024), inline=False)
+    left = features.lines(ch)
+    if left:
+        embed.add_field(name="Features left", value=clip(left[0], 1024), inline=False)
     languages = origins.languages(ch)
     if languages:
         embed.add_field(name="Languages", value=clip(", ".join(languages), 1024), inline=False)

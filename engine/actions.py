@@ -26,6 +26,7 @@ from .hostility import Target
 from .limits import Commands
 from .rules.spells import known_spell
 from .tools.attacks import weapon_attack
+from .tools.class_features import use as use_feature
 from .tools.character import RestArgs, ShortRestArgs, long_rest, short_rest
 from .tools.hitpoints import resolve_hp_target
 from .tools import progress
@@ -117,6 +118,27 @@ class PlayerActions(Core):
 
         return await self._write(channel_id, change)
 
+    async def use_feature(self, channel_id: str, owner_id: str, author_name: str, feature: str,
+                          target: str | None = None, amount: int | None = None, option: str | None = None,
+                          slot: int | None = None) -> str:
+        """A class feature the player's character spends (/feature: Rage, Second Wind, Lay on Hands, …), by the same
+        engine code as the agents' use_feature; in a fight, on their turn. It enters the game's history, so the GM
+        reacts to it; a refusal changes nothing."""
+        def change(session: Session, lines: list[Message]) -> str:
+            state = session.state
+            character = state.own_character(owner_id)
+            in_party(state, character)
+            on_turn(state, character)
+            ctx = self._player_context(state, owner_id)
+            text = use_feature(ctx, character, feature, target, amount, option, slot)
+            text += "".join(f" {line}" for line in effects.settle(state))
+            state.turn += 1
+            lines.append(Message(channel_id=channel_id, author_id=owner_id, author_name=author_name,
+                                 agent=AgentType.PLAYER, text=text, witnesses=list(state.party.npc_ids)))
+            return text
+
+        return await self._write(channel_id, change)
+
     # -- shops ------------------------------------------------------------------------------------------------------
 
     async def shops_here(self, channel_id: str) -> tuple[GameState, list[Shop]]:
@@ -165,7 +187,8 @@ class PlayerActions(Core):
         return character.name, result
 
     async def player_attack(self, channel_id: str, owner_id: str, author_name: str, weapon: str,
-                            target: str | None = None, mode: rules.Mode = None, *, confirmed: bool = False) -> str:
+                            target: str | None = None, mode: rules.Mode = None, *, confirmed: bool = False,
+                            sneak: bool = False, smite: int | None = None) -> str:
         """An attack players make themselves (/attack) with a weapon from their sheet, its damage applied to the
         target; it enters the game's history so the GM reacts. Refused (nothing changed) with a sentence why. A
         target who is no enemy in a fight needs `confirmed` (ConfirmAttack asks otherwise); then the GM is told,
@@ -178,7 +201,8 @@ class PlayerActions(Core):
             ctx = ToolContext(state, self.deps.rng, AgentType.COMBAT, owner_id, deps=self.deps)
             struck = _strikes(ctx, target or None, None)
             try:
-                text = weapon_attack(ctx, character, weapon, target or None, mode, confirmed=confirmed)
+                text = weapon_attack(ctx, character, weapon, target or None, mode, confirmed=confirmed, sneak=sneak,
+                                     smite=smite)
             except ToolError as exc:  # nothing is written: the half-changed state is dropped
                 raise BadInput(f"{character.name} cannot attack: {str(exc).rstrip('.')}.") from None
             text += "".join(f" {line}" for line in effects.settle(state))  # a struck caster's concentration broke

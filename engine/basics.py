@@ -245,6 +245,12 @@ class Effect(Model):
     condition: str | None = Field(None, max_length=40)  # a condition it holds the holder in (Hold Person)
     repeat: Ability | None = None  # the save the holder repeats at the end of each of its turns to end it
     dc: int | None = Field(None, ge=1, le=40)
+    check: str | None = Field(None, pattern=SIGNED_DICE)  # added to the holder's ability checks (Guidance)
+    single: bool = False  # spent on the first roll it adds to (Bardic Inspiration, Guidance)
+    resist: list[DamageType] = Field(default_factory=list)  # type: ignore[valid-type]  # halved while it lasts (Rage)
+    melee_damage: int = Field(0, ge=0, le=10)  # added to the damage of Strength melee weapon hits (Rage)
+    strength: bool = False  # advantage on Strength checks and saves (Rage)
+    conscious: bool = False  # ends when its holder drops to 0 hit points (Rage)
 
 
 def utcnow() -> datetime:

@@ -50,6 +50,7 @@ class Character(Model):
     stable: bool = False
     dead: bool = False
     endured: bool = False  # a half-orc's Relentless Endurance used since the last long rest
+    used: dict[str, int] = Field(default_factory=dict)  # class features spent since their rest (engine/rules/features.py)
 
     @model_validator(mode="before")
     @classmethod
@@ -89,6 +90,8 @@ class Participant(Model):
     cr: str | None = None  # an enemy's challenge rating: the XP defeating it is worth
     defences: Defences | None = None  # an enemy's resistances, immunities and vulnerabilities
     saves: dict[Ability, int] = Field(default_factory=dict)  # an enemy's proficient saving throws
+    kind: str | None = Field(None, max_length=40)  # an SRD creature's type ("undead", "fiend"): Divine Smite reads it
+    acted: list[str] = Field(default_factory=list)  # what it has done this turn that comes once a turn (Sneak Attack)
 
 
 class Timed(Model):

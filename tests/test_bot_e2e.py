@@ -1260,3 +1260,17 @@ async def test_a_player_adds_a_note_when_the_server_allows(fake, bot):
     response = (await added.wait_response())["data"]
     assert response["content"].startswith("Note n1 added to the journal by Aria: The ferryman owes us a favour")
     assert response["allowed_mentions"]["parse"] == []  # a player's words ping no one
+
+
+async def test_feature_offers_what_is_left_spends_it_and_the_sheet_counts_it(fake, bot, model):
+    cid = await game_with_players(bot, fake)
+    offered = await fake.autocomplete("feature", {"name": ""}, focused="name", user="alice")
+    assert (await offered.wait_response())["data"]["choices"] == [
+        {"name": "Second Wind (1 left, short rest)", "value": "Second Wind"}]
+    used = (await (await fake.interaction("feature", {"name": "Second Wind"}, user="alice")).wait_response())["data"]
+    assert used["content"].startswith("🌀 Aria uses Second Wind: 1d10+1 → ") and not used.get("flags")
+    assert (await bot.engine.state(cid)).characters[str(fake.user("alice").id)].used == {"Second Wind": 1}
+    again = (await (await fake.interaction("feature", {"name": "Second Wind"}, user="alice")).wait_response())["data"]
+    assert again["flags"] & 64 and "0 uses of Second Wind left" in again["content"]
+    sheet = (await (await fake.interaction("char sheet", user="alice")).wait_response())["data"]["embeds"][0]
+    assert [f["value"] for f in sheet["fields"] if f["name"] == "Features left"] == ["Second Wind 0/1 (short rest)"]

@@ -257,7 +257,7 @@ def test_healing_is_capped_at_the_maximum_and_drain_heals_the_caster():
     aria = state.characters["u1"]
     aria.hp = 1
     told = cast(ctx_for(state, actor="u3"), cleric, "cure wounds", "Aria", None, None)
-    healed = int(re.search(r"Healing 1d8\+2 → (\d+)\.", told).group(1))
+    healed = int(re.search(r"Healing 1d8\+2\+3 → (\d+) \(Disciple of Life\)\.", told).group(1))  # WIS +2; 2 + slot 1
     assert aria.hp == min(aria.max_hp, 1 + healed) and f"Aria regains {aria.hp - 1} HP" in told
     cleric.hp = cleric.max_hp - 1
     assert "on themself" in cast(ctx_for(state, actor="u3"), cleric, "cure wounds", None, None, None)

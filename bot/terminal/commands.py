@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Awaitable, Callable
 
 from engine.hostility import ConfirmAttack
-from engine.rules import spells
+from engine.rules import features, spells
 from engine.rules.levels import progress
 from engine.rules.data import weapon as weapon_by_name
 from engine.tools.quests import player_quest_line
@@ -20,7 +20,8 @@ HELP = """Type what your character does, or @Name to speak to someone here. Comm
   /roll 2d6 [for X]  roll dice           /sheet        your character sheet
   /check stealth [adv|dis], /save dex     a check or saving throw from your sheet
   /cast fire bolt at Goblin 1 [level 2] [adv|dis]   cast a spell of yours (commas between several targets)
-  /attack longsword [at] Goblin 1 [adv|dis]  attack with a weapon you carry (no target: just the rolls)
+  /attack longsword [at] Goblin 1 [adv|dis] [sneak] [smite 2]  attack with a weapon you carry (no target: rolls)
+  /feature rage, /feature lay on hands on Aria [amount 5], /feature ki flurry of blows  a class feature of yours
   /levelup [roll]    gain a level (hit points: the average, or roll the hit die)
   /deathsave         your dying character's death saving throw
   /award 300 [to Name, Name] [for why], /award milestone [to Name]  what the GM grants (you run this game)
@@ -78,8 +79,16 @@ async def cast(t: Seat, text: str) -> None:
         t.out(wrap(f"✨ {said}"))
 
 async def attack(t: Seat, text: str) -> None:
-    """`/attack light crossbow at Goblin 1 adv`: a weapon you carry (its longest name first), then whom."""
+    """`/attack light crossbow at Goblin 1 adv`: a weapon you carry (its longest name first), then whom; `sneak` (a
+    rogue's Sneak Attack) and `smite 2` (a paladin's Divine Smite with a level-2 slot) anywhere after it."""
     words = text.split()
+    sneak = any(w.lower() == "sneak" for w in words)
+    words = [w for w in words if w.lower() != "sneak"]
+    smite = None
+    at = next((i for i, w in enumerate(words[:-1]) if w.lower() == "smite" and words[i + 1].isdigit()), None)
+    if at is not None:
+        smite = int(words[at + 1])
+        words = words[:at] + words[at + 2:]
     mode = {"adv": "advantage", "advantage": "advantage", "dis": "disadvantage",
             "disadvantage": "disadvantage"}.get(words[-1].lower()) if words else None
     words = words[:-1] if mode else words
@@ -92,9 +101,40 @@ async def attack(t: Seat, text: str) -> None:
         target = target[1:]
     said = await _strike(t, lambda confirmed: t.engine.player_attack(
         t.channel, t.user_id, t.user_name, " ".join(words[:cut]), " ".join(target) or None, mode,  # type: ignore[arg-type]
-        confirmed=confirmed))
+        confirmed=confirmed, sneak=sneak, smite=smite))
     if said is not None:
         t.out(wrap(f"⚔️ {said}"))
+
+
+def parse_feature(text: str) -> tuple[str, str | None, str | None, int | None, int | None] | None:
+    """`/feature NAME [OPTION] [at|on TARGET] [amount N] [slot N]` → (name, option, target, amount, slot); the name is
+    the longest feature name the words begin with ("lay on hands on Aria amount 5")."""
+    words = text.split()
+    names = sorted({r.name for r in features.RESOURCES}, key=len, reverse=True)
+    name = next((n for n in names if " ".join(words[:len(n.split())]).lower() == n.lower()), None)
+    if name is None:
+        return None
+    rest = words[len(name.split()):]
+    numbers: dict[str, int] = {}
+    for key in ("amount", "slot"):
+        at = next((i for i, w in enumerate(rest[:-1]) if w.lower() == key and rest[i + 1].isdigit()), None)
+        if at is not None:
+            numbers[key] = int(rest[at + 1])
+            rest = rest[:at] + rest[at + 2:]
+    cut = next((i for i, w in enumerate(rest) if w.lower() in ("at", "on")), len(rest))
+    option, target = " ".join(rest[:cut]) or None, " ".join(rest[cut + 1:]) or None
+    return name, option, target, numbers.get("amount"), numbers.get("slot")
+
+
+async def feature(t: Seat, text: str) -> None:
+    """`/feature rage`, `/feature lay on hands on Aria amount 5`, `/feature ki stunning strike at Goblin 1`."""
+    parsed = parse_feature(text)
+    if parsed is None:
+        t.out("Say which feature: /feature rage, /feature second wind, /feature lay on hands on Aria amount 5, "
+              "/feature ki flurry of blows, /feature channel divinity turn undead at Zombie 1 (/sheet lists yours).")
+        return
+    name, option, target, amount, slot = parsed
+    t.out(wrap(f"🌀 {await t.engine.use_feature(t.channel, t.user_id, t.user_name, name, target, amount, option, slot)}"))
 
 async def _strike(t: Seat, act: Callable[[bool], Awaitable[str]]) -> str | None:
     """An attack or spell; one at someone who is no enemy in a fight asks the engine's question first, and happens
@@ -259,6 +299,7 @@ COMMANDS: dict[str, Callable[[Seat, str], Awaitable[None]]] = {
     "/save": save,
     "/cast": cast,
     "/attack": attack,
+    "/feature": feature,
     "/levelup": levelup,
     "/award": award,
     "/journal": journal,

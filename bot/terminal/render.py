@@ -302,7 +302,7 @@ def sheet(ch: Character, ansi: bool, advancement: str = "") -> str:
 
     from engine.rules import origins, proficiencies
     from engine.rules.life import hp_line
-    from engine.rules import effects
+    from engine.rules import effects, features
     from engine.rules.attacks import profile
     from engine.rules.equipment import carried_weapons
     from engine.tools.character import ac_line, sheet_features
@@ -321,6 +321,7 @@ def sheet(ch: Character, ansi: bool, advancement: str = "") -> str:
     parts: list[object] = [head, vitals, abilities, Text(proficiencies(ch))]
     if ch.effects:
         parts.append(Text("Spells on them: " + "; ".join(effects.describe(e) for e in ch.effects)))
+    parts += [Text(f"Features left: {line}") for line in features.lines(ch)]
     weapons = _table(None, "Weapon", "To hit>", "Damage", "Properties")
     for w in carried_weapons(ch):
         attack = profile(ch, w)

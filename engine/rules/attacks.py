@@ -126,10 +126,11 @@ class Swing:
     ac: int | None
     damage: Roll | None  # None: it missed
     forced: bool = False  # a hit that is critical whatever the die (a paralysed target within 5 feet)
+    crit_at: int = 20  # the lowest natural roll that is a critical hit (19 for a champion)
 
     @property
     def critical(self) -> bool:
-        return self.to_hit.natural == 20 or (self.forced and self.damage is not None)
+        return (self.to_hit.natural or 0) >= self.crit_at or (self.forced and self.damage is not None)
 
     @property
     def hit(self) -> bool | None:
@@ -140,22 +141,26 @@ class Swing:
 
 
 def swing(attack: Attack, rng: random.Random, ac: int | None = None, mode: Mode = None,
-          crit_on_hit: bool = False, lucky: bool = False, savage: bool = False, extra: str = "") -> Swing:
+          crit_on_hit: bool = False, lucky: bool = False, savage: bool = False, extra: str = "", crit_at: int = 20,
+          brutal: int = 0) -> Swing:
     """Roll the attack and its damage (the damage counts only on a hit; with no target both are reported);
     `crit_on_hit`: any hit is critical (the target paralysed or unconscious, within 5 feet); `lucky`: a natural 1 is
     rolled again (a halfling); `savage`: a critical hit adds one more weapon die (a half-orc's melee weapon);
-    `extra`: dice that spells add to the roll ("+1d4", Bless)."""
+    `extra`: dice that spells add to the roll ("+1d4", Bless); `crit_at`: the lowest natural roll that crits
+    (Improved Critical); `brutal`: weapon dice more on a critical hit (Brutal Critical)."""
     suffix = {"advantage": " adv", "disadvantage": " dis"}.get(mode or "", "")
     to_hit = roll(f"1d20{attack.bonus:+d}{extra}{suffix}", rng)
     if lucky and to_hit.natural == 1:
         again = roll(f"1d20{attack.bonus:+d}{extra}{suffix}", rng)
         to_hit = Roll(f"{again.expression} (Lucky: a 1 rolled again)", again.total, again.detail, again.natural)
-    hit = ac is None or to_hit.natural == 20 or (to_hit.natural != 1 and to_hit.total >= ac)
+    natural_crit = (to_hit.natural or 0) >= crit_at
+    hit = ac is None or natural_crit or (to_hit.natural != 1 and to_hit.total >= ac)
     forced = crit_on_hit and ac is not None and hit
-    expression = critical(attack.damage) if to_hit.natural == 20 or forced else attack.damage
-    if savage and (to_hit.natural == 20 or forced):
+    expression = critical(attack.damage) if natural_crit or forced else attack.damage
+    more = (1 if savage else 0) + brutal
+    if more and (natural_crit or forced):
         die = _DICE_TERM.search(attack.damage)
         if die is not None:
-            expression += f"+1d{die.group(2)}"
+            expression += f"+{more}d{die.group(2)}"
     damage = roll(expression, rng) if hit else None
-    return Swing(attack, to_hit, ac, damage, forced)
+    return Swing(attack, to_hit, ac, damage, forced, crit_at)

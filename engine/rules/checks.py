@@ -12,7 +12,7 @@ from ..dice import Roll, roll
 from ..errors import BadInput
 from ..basics import ABILITIES, SKILLS
 from ..state import Character
-from . import conditions, effects
+from . import conditions, effects, features
 from .equipment import worn_armor
 
 SHORT = {"str": "strength", "dex": "dexterity", "con": "constitution", "int": "intelligence", "wis": "wisdom",
@@ -104,17 +104,25 @@ def check(ch: Character, what: str, rng: random.Random, mode: Mode = None, *, sa
         raise BadInput(f"'{what}' is neither a skill nor an ability." + (f" Did you mean {close[0]}?" if close else "")
                        + f" Skills: {', '.join(SKILLS)}.")
     bonus = ch.abilities.mod(ability) + (proficiency_bonus(ch.level) if proficient else 0)
+    gained, feature = (0, "") if save or proficient else features.half_proficiency(ch, ability)
+    if save:
+        gained, feature = features.save_bonus(ch)  # Aura of Protection
+    if gained:
+        bonus += gained
+        label += f" ({feature} {gained:+d})"
     if save:
         failed = conditions.fails_save(ch.conditions, ability)
         if failed:  # paralysed, stunned, unconscious: STR and DEX saves fail without a roll
             return Check(label + f" (fails: {failed})", ability, proficient, bonus,
                          Roll(f"no roll ({failed})", 0, "an automatic failure", None))
-        mode, why = conditions.save_mode(mode, ch.conditions, ability, effects.save_advantage(ch, ability))
+        mode, why = conditions.save_mode(mode, ch.conditions, ability,
+                                         effects.save_advantage(ch, ability) + features.save_advantage(ch, ability))
         added, spells = effects.roll_terms(ch, "save", ability)
-        if spells:
-            label += f" ({', '.join(spells)})"
     else:
-        mode, why = conditions.check_mode(mode, ch.conditions)
+        mode, why = conditions.check_mode(mode, ch.conditions, effects.check_advantage(ch, ability))
+        added, spells = effects.roll_terms(ch, "check", ability)
+    if spells:
+        label += f" ({', '.join(spells)})"
     if why:
         label += f" ({why})"
     if key == "stealth" and not save:  # armour that clanks: disadvantage (with advantage too, a plain roll)
@@ -122,7 +130,7 @@ def check(ch: Character, what: str, rng: random.Random, mode: Mode = None, *, sa
         if armour is not None and armour.stealth_disadvantage:
             label += f" (disadvantage: {armour.name})"
             mode = None if mode == "advantage" else "disadvantage"
-    expression = (f"1d20{bonus:+d}" if bonus else "1d20") + (added if save else "")
+    expression = (f"1d20{bonus:+d}" if bonus else "1d20") + added
     if mode is not None:
         expression += " adv" if mode == "advantage" else " dis"
     rolled = roll(expression, rng)

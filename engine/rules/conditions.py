@@ -79,9 +79,10 @@ def cannot_act(conditions: Iterable[str]) -> str | None:
     return found[0] if found else None
 
 
-def check_mode(asked: Mode, conditions: Iterable[str]) -> tuple[Mode, str]:
+def check_mode(asked: Mode, conditions: Iterable[str], advantages: Iterable[str] = ()) -> tuple[Mode, str]:
+    """A check's mode from the holder's conditions (and `advantages`: effects that give one, such as Rage's)."""
     conditions = list(conditions)
-    return combine(asked, [], _has(conditions, CHECK_DIS) + _tired(conditions, 1))
+    return combine(asked, list(advantages), _has(conditions, CHECK_DIS) + _tired(conditions, 1))
 
 
 def save_mode(asked: Mode, conditions: Iterable[str], ability: str, advantages: Iterable[str] = ()) -> tuple[Mode, str]:

@@ -7,14 +7,19 @@ from __future__ import annotations
 from ..basics import Defences
 from ..entities import NPC
 from ..state import Character, Participant
+from . import effects
 from .origins import species_of
 
 
 def defences_of(target: Character | NPC | Participant) -> Defences:
+    """The target's defences: a character's species', a creature's stat block's, and what its effects add (Rage)."""
     if isinstance(target, Character):
         species = species_of(target)
-        return Defences(resistances=list(species.resistances) if species else [])
-    return target.defences or Defences()
+        found = Defences(resistances=list(species.resistances) if species else [])
+    else:
+        found = target.defences or Defences()
+    more = [t for t in effects.resistances(target) if t not in found.resistances]
+    return found.model_copy(update={"resistances": [*found.resistances, *more]}) if more else found
 
 
 def adjust(target: Character | NPC | Participant, amount: int, damage_type: str | None,

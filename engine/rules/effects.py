@@ -94,8 +94,16 @@ def describe(e: Effect) -> str:
     if e.speed:
         parts.append({"x2": "speed doubled", "/2": "speed halved"}.get(e.speed, f"speed {e.speed} ft"))
     parts += [e.condition] if e.condition else []
+    parts += [f"{_signed(e.check)} to {'one' if e.single else ''}{' ' if e.single else ''}check"
+              + ("" if e.single else "s")] if e.check else []
+    parts += [f"+{e.melee_damage} Strength melee damage"] if e.melee_damage else []
+    parts += [f"resists {', '.join(e.resist)}"] if e.resist else []
+    parts += ["advantage on Strength checks and saves"] if e.strength else []
     if e.repeat and e.dc:
         parts.append(f"a DC {e.dc} {e.repeat} save at the end of each of its turns ends it")
+    if e.single:
+        parts = [p.replace(" to attacks and saves", " to one attack roll or save").replace(" to attacks", " to one attack")
+                 for p in parts]
     whose = f"{e.caster}'s" + (", concentration" if e.concentration else "")
     return f"{e.spell} ({'; '.join(parts + [whose])})"
 
@@ -106,23 +114,43 @@ def _signed(dice: str) -> str:
 
 # -- what effects do to the numbers ---------------------------------------------------------------------------------
 
-def roll_terms(holder: object, what: Literal["attack", "save"], ability: str | None = None) -> tuple[str, list[str]]:
-    """What the holder's effects add to an attack roll or a save ("+1d4-1d4") and why ("Bless +1d4")."""
+def roll_terms(holder: object, what: Literal["attack", "save", "check"], ability: str | None = None) -> tuple[str, list[str]]:
+    """What the holder's effects add to an attack roll, a save or an ability check ("+1d4-1d4") and why ("Bless
+    +1d4"). An effect spent on one roll (Bardic Inspiration, Guidance) is taken off the holder here."""
     terms, why = "", []
     for e in _effects(holder):
-        added = [e.attack] if what == "attack" else [e.save]
+        added = [{"attack": e.attack, "save": e.save, "check": e.check}[what]]
         if what == "save" and ability == "dexterity" and e.dex_save not in (None, "advantage"):
             added.append(e.dex_save)
         for dice in added:
             if dice:
                 terms += _signed(dice)
                 why.append(f"{e.spell} {_signed(dice)}")
+        if e.single and any(added):
+            take_off(holder, e)  # type: ignore[arg-type]
     return terms, why
 
 
 def save_advantage(holder: object, ability: str) -> list[str]:
-    """The effects that give the holder advantage on this save (Haste: Dexterity)."""
-    return [e.spell for e in _effects(holder) if ability == "dexterity" and e.dex_save == "advantage"]
+    """The effects that give the holder advantage on this save (Haste: Dexterity; Rage: Strength)."""
+    return [e.spell for e in _effects(holder)
+            if (ability == "dexterity" and e.dex_save == "advantage") or (ability == "strength" and e.strength)]
+
+
+def check_advantage(holder: object, ability: str) -> list[str]:
+    """The effects that give the holder advantage on this ability's checks (Rage: Strength)."""
+    return [e.spell for e in _effects(holder) if ability == "strength" and e.strength]
+
+
+def resistances(holder: object) -> list[str]:
+    """Damage types the holder's effects halve (Rage: bludgeoning, piercing, slashing)."""
+    return sorted({t for e in _effects(holder) for t in e.resist})
+
+
+def melee_damage(holder: object) -> tuple[int, str]:
+    """What the holder's effects add to a Strength melee weapon's damage (Rage), and which."""
+    found = [(e.melee_damage, e.spell) for e in _effects(holder) if e.melee_damage]
+    return sum(n for n, _ in found), ", ".join(name for _, name in found)
 
 
 def against(target: object) -> tuple[list[str], list[str]]:
@@ -251,6 +279,10 @@ def settle(state: GameState) -> list[str]:
     lines = []
     for caster, spell in sorted(lapsed):
         lines += end_spell(state, caster, spell, f"{caster}'s concentration is broken")
+    for h in holders(state):  # Rage ends when its holder drops
+        for e in [e for e in h.effects if e.conscious and (h.hp or 0) <= 0]:
+            take_off(h, e)
+            lines.append(f"{e.spell} ends: {h.name} has dropped.")
     return lines
 
 
@@ -297,6 +329,6 @@ def used_once(effect: Effect, state: GameState) -> list[str]:
     return end_spell(state, effect.caster, effect.spell, "its hit has landed")
 
 
-__all__ = ["Grant", "after_fight", "after_rest", "against", "armour", "describe", "end_spell", "make",
+__all__ = ["Grant", "after_fight", "after_rest", "against", "armour", "check_advantage", "melee_damage", "resistances", "describe", "end_spell", "make",
            "minutes", "put", "riders", "roll_terms", "save_advantage", "settle", "speed", "start_of_turn", "take_off", "target_ac",
            "used_once"]

@@ -8,7 +8,8 @@ from ..state import Character
 from . import data
 from .checks import SKILLS
 from .conditions import speed_after
-from .equipment import worn_armor
+from . import features
+from .equipment import armor_class, worn_armor
 from .data import Background, ClassData, Species, Trait
 
 MAX_SCORE = 20
@@ -64,6 +65,8 @@ def speed(ch: Character) -> int:
     if (armour is not None and armour.category == "heavy" and armour.strength
             and ch.abilities.strength < armour.strength and ch.species != "dwarf"):
         base = max(5, base - 10)
+    shield = "shield" in armor_class(ch).source
+    base += features.extra_speed(ch, armour is not None, armour is not None and armour.category == "heavy", shield)
     return speed_after(ch.conditions, base)
 
 

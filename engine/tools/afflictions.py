@@ -48,7 +48,7 @@ def set_condition(ctx: ToolContext, args: ConditionArgs) -> str:
     held = target.conditions
     name = args.condition
     combat = ctx.state.combat
-    holder = _combatant(ctx.state, target)
+    holder = combatant_of(ctx.state, target)
     if name == "exhaustion":
         return _exhaust(target, -1 if args.remove else 1)
     if args.remove:
@@ -105,7 +105,7 @@ def _exhaust(target: Character | NPC | Participant, change: int) -> Told:
     return Told(told.strip(), told.strip())
 
 
-def _combatant(state: GameState, target: object) -> Participant | None:
+def combatant_of(state: GameState, target: object) -> Participant | None:
     if not state.combat.active:
         return None
     if isinstance(target, Participant):
@@ -177,4 +177,4 @@ def lift_all(state: GameState) -> list[str]:
     return lines
 
 
-__all__ = ["set_condition", "end_of_turn", "holder_of", "lift_all"]
+__all__ = ["set_condition", "combatant_of", "end_of_turn", "holder_of", "lift_all"]

@@ -3,28 +3,26 @@ a stat block or the numbers the GM gives; conditions set advantage and disadvant
 
 from __future__ import annotations
 
+from dataclasses import replace as dc_replace
 from typing import Literal
 
 from pydantic import Field
 
-from ..basics import DAMAGE_DICE, DamageType
-from ..dice import roll as roll_dice
+from ..basics import DAMAGE_DICE, DamageType, Effect
+from ..dice import Roll, roll as roll_dice
 from ..errors import BadInput, ToolError
 from ..hostility import require_consent
-from ..basics import Effect
-from ..dice import Roll
-from ..rules import conditions, effects
-from ..rules.attacks import UNARMED_NAMES, critical as doubled, find_weapon, profile, swing, too_heavy
+from ..rules import conditions, effects, features, spells as slots
+from ..rules.attacks import UNARMED_NAMES, Attack, critical as doubled, find_weapon, profile, swing, too_heavy
 from ..rules.checks import Mode
 from ..rules.damage import adjust as adjust_damage
 from ..rules.data import weapon as weapon_by_name
 from ..rules.equipment import carried_weapons
-from ..state import Character
+from ..state import Character, Participant
 from .character import _change_items
 from .combat import creature_attack
 from .hitpoints import Target, _apply_hp, resolve_hp_target
 from .registry import COMBAT, NARRATIVE, Args, Told, ToolContext, tool
-
 
 class AttackArgs(Args):
     attacker: str | None = Field(None, max_length=60)  # default: the acting player's character
@@ -36,8 +34,8 @@ class AttackArgs(Args):
     damage: str | None = Field(None, min_length=3, max_length=40, pattern=DAMAGE_DICE)
     roll: Literal["normal", "advantage", "disadvantage"] = "normal"
     damage_type: DamageType | None = None  # for improvised damage: fire, poison, …  # type: ignore[valid-type]
-
-
+    sneak: bool = False  # a rogue's Sneak Attack (with advantage, or an ally beside the target)
+    smite: int | None = Field(None, ge=1, le=5)  # a paladin's Divine Smite, with a slot of this level
 
 
 @tool(example='<attack attacker="Tamsin" target="Goblin 1" weapon="shortsword"/> (a player character\'s weapon: '
@@ -49,7 +47,8 @@ def attack(ctx: ToolContext, args: AttackArgs) -> str:
     if sheet is not None:
         mode = None if args.roll == "normal" else args.roll
         # The GM judges what the player said they do: an attack on someone who is no enemy needs no button here.
-        told = weapon_attack(ctx, sheet, args.weapon or "", args.target, mode, confirmed=True)
+        told = weapon_attack(ctx, sheet, args.weapon or "", args.target, mode, confirmed=True, sneak=args.sneak,
+                             smite=args.smite)
         return Told(f"{told} (to-hit and damage from {sheet.name}'s sheet)", told.public)
     pc = ctx.state.characters.get(ctx.actor_id or "") if args.attacker is None else ctx.state.find_character(args.attacker)
     if pc is not None:  # a player character attacks by the sheet, never by numbers the model wrote
@@ -57,6 +56,8 @@ def attack(ctx: ToolContext, args: AttackArgs) -> str:
         what = f"carries no {args.weapon}" if args.weapon else "must attack with a weapon they carry"
         raise ToolError(f"{pc.name} {what} (weapons: {carried}); a player character's attack takes its numbers "
                         "from the sheet")
+    if args.sneak or args.smite:
+        raise ToolError("sneak and smite are a player character's, with a weapon from their sheet")
     attacker = _attacker_name(ctx, args.attacker)
     target = resolve_hp_target(ctx, args.target, reach=True)
     # A creature with a stat block attacks by it: its numbers, not the ones the agent wrote.
@@ -122,10 +123,12 @@ def _sheet_weapon(ctx: ToolContext, args: AttackArgs) -> Character | None:
 
 
 def weapon_attack(ctx: ToolContext, ch: Character, weapon: str, target: str | None, mode: Mode = None, *,
-                  confirmed: bool = False) -> Told:
+                  confirmed: bool = False, sneak: bool = False, smite: int | None = None) -> Told:
     """An attack with a weapon from `ch`'s sheet at a target (found as update_hp finds one), its damage applied on
     a hit; with no target, the rolls alone. Ammunition is used up, one piece per shot. A target who is no enemy in a
-    fight needs `confirmed` (its player said yes), else ConfirmAttack asks."""
+    fight needs `confirmed` (its player said yes), else ConfirmAttack asks. `sneak`: a rogue's Sneak Attack (once a
+    turn, a finesse or ranged weapon, with advantage or an ally beside the target, never with disadvantage); `smite`:
+    a paladin's Divine Smite with a slot of that level, spent on a melee hit."""
     if ch.hp == 0:
         raise ToolError(f"{ch.name} is down and cannot attack", public=True)
     stopped = conditions.cannot_act(ch.conditions)
@@ -149,18 +152,30 @@ def weapon_attack(ctx: ToolContext, ch: Character, weapon: str, target: str | No
         _change_items(ch, ammo.name, -1)
         spent = f" {ammo.quantity if ammo in ch.inventory else 0} {w.ammunition} left."
     melee = w.kind == "melee"
+    turn = _turn_of(ctx, ch)
+    _can_sneak(ch, attack_, turn) if sneak else None
+    if smite is not None:
+        _can_smite(ch, attack_, smite)
+    if melee and attack_.ability == "strength":  # Rage: more damage on Strength melee hits
+        raging, _ = effects.melee_damage(ch)
+        if raging:
+            attack_ = dc_replace(attack_, damage=f"{attack_.damage}+{raging}")
     terms, spells = effects.roll_terms(ch, "attack")
     adv, dis = effects.against(foe) if foe is not None else ([], [])
     mode, why = conditions.attack_mode(mode, ch.conditions, foe.conditions if foe is not None else [], melee,
                                        (["heavy weapon in Small hands"] if too_heavy(ch, w) else []) + dis, adv)
     ac, ac_why = effects.target_ac(foe) if foe is not None else (None, "")
+    if sneak and mode == "disadvantage":
+        raise ToolError(f"no Sneak Attack with disadvantage ({why})", public=True)
     rolled = swing(attack_, ctx.rng, ac, mode,
                    crit_on_hit=melee and foe is not None and conditions.melee_crit(foe.conditions),
-                   lucky=ch.species == "halfling", savage=melee and ch.species == "half-orc", extra=terms)
+                   lucky=ch.species == "halfling", savage=melee and ch.species == "half-orc", extra=terms,
+                   crit_at=features.crit_range(ch), brutal=features.brutal_dice(ch) if melee else 0)
     reasons = "; ".join(r for r in (why, ", ".join(spells)) if r)
     to_hit = f"{rolled.to_hit.expression} → {rolled.to_hit.total}" + (f" ({reasons})" if reasons else "")
-    crit = (" (natural 20)" if rolled.to_hit.natural == 20 else " (a helpless target: critical)" if rolled.critical
-            else " (natural 1)" if rolled.to_hit.natural == 1 else "")
+    crit = (" (natural 20)" if rolled.to_hit.natural == 20 else
+            f" (natural {rolled.to_hit.natural}: Improved Critical)" if rolled.critical and not rolled.forced else
+            " (a helpless target: critical)" if rolled.critical else " (natural 1)" if rolled.to_hit.natural == 1 else "")
     damage = rolled.damage
     if foe is None:
         assert damage is not None
@@ -172,34 +187,71 @@ def weapon_attack(ctx: ToolContext, ch: Character, weapon: str, target: str | No
         told = f"{head}, miss{crit}. No damage.{spent}"
         return Told(told, told)
     kind = "critical hit (damage dice doubled)" if rolled.critical else "hit"
-    extra = effects.riders(ch, foe.name, weapon=True)
+    riding = effects.riders(ch, foe.name, weapon=True)
+    extra = [(e.damage.partition(" ")[0], e.damage.partition(" ")[2] or w.type, e.spell) for e in riding if e.damage]
+    if sneak:
+        if turn is not None:
+            turn.acted.append("Sneak Attack")
+        extra.append((features.sneak_dice(ch) or "1d6", w.type, "Sneak Attack"))
+    if smite is not None:
+        slots.spend(ch, smite)
+        kind_of = getattr(foe, "kind", None) or ""
+        dice = min(5, 1 + smite) + (1 if kind_of in ("undead", "fiend") else 0)
+        extra.append((f"{dice}d8", "radiant", f"Divine Smite, level-{smite} slot" + (f", {kind_of}" if dice > min(5, 1 + smite) else "")))
     if extra:
-        told = f"{head}, {kind}; " + _with_riders(ctx, ch, foe, damage, w.type, True, rolled.critical, extra) + spent
+        told = (f"{head}, {kind}; " + _with_riders(ctx, foe, damage, w.type, True, rolled.critical, extra, riding)
+                + spent + (f" {slots.slots_line(ch)}" if smite is not None else ""))
         return Told(told, told)
     applied = _apply_hp(foe, max(0, damage.total), "damage", rolled.critical, ctx.rng, w.type, weapon=True)
     told = f"{head}, {kind}; damage {damage.expression} → {damage.total} {w.type}. {applied}{spent}"
     return Told(told, told)
 
 
-def _with_riders(ctx: ToolContext, attacker: Character, foe: Target, damage: Roll, damage_type: str, weapon_made: bool,
-                 critical: bool, extra: list[Effect]) -> str:
-    """A hit's damage with what the attacker's spells add to it (Hunter's Mark, Divine Favor, Branding Smite; their
-    dice doubled on a critical hit), each part against the target's defences, taken as one blow."""
+def _with_riders(ctx: ToolContext, foe: Target, damage: Roll, damage_type: str, weapon_made: bool, critical: bool,
+                 extra: list[tuple[str, str, str]], riding: list[Effect]) -> str:
+    """A hit's damage with what is added to it, each (dice, type, why): the attacker's spells (Hunter's Mark, Divine
+    Favor, Branding Smite), Sneak Attack, Divine Smite; their dice doubled on a critical hit, each part against the
+    target's defences, taken as one blow. One-hit spells among `riding` end."""
     first, why = adjust_damage(foe, max(0, damage.total), damage_type, weapon_made)
     parts, notes, total = [f"{damage.expression} → {damage.total} {damage_type}"], [why], first
-    for e in extra:
-        assert e.damage is not None
-        dice, _, typed = e.damage.partition(" ")
+    for dice, typed, label in extra:
         more = roll_dice(doubled(dice) if critical else dice, ctx.rng)
-        amount, why = adjust_damage(foe, max(0, more.total), typed or damage_type)
-        parts.append(f"{more.expression} → {more.total} {typed or damage_type} ({e.spell})")
+        amount, why = adjust_damage(foe, max(0, more.total), typed, weapon_made and typed == damage_type)
+        parts.append(f"{more.expression} → {more.total} {typed} ({label})")
         notes.append(why)
         total += amount
     said = "; ".join(n for n in notes if n)
     applied = _apply_hp(foe, total, "damage", critical, ctx.rng)
-    ended = [line for e in extra for line in effects.used_once(e, ctx.state)]
+    ended = [line for e in riding for line in effects.used_once(e, ctx.state)]
     return (f"damage {' plus '.join(parts)}{f' ({said})' if said else ''}. {applied}"
             + "".join(f" {line}" for line in ended))
+
+
+def _turn_of(ctx: ToolContext, ch: Character) -> Participant | None:
+    """The character's place in the fight going on (None: no fight, or not in it)."""
+    if not ctx.state.combat.active:
+        return None
+    return next((p for p in ctx.state.combat.order if p.faction == "player" and p.id == ch.owner_id), None)
+
+
+def _can_sneak(ch: Character, attack_: Attack, turn: Participant | None) -> None:
+    """Sneak Attack is a rogue's, with a finesse or ranged weapon, once a turn; ToolError (nothing changed) if not."""
+    if features.sneak_dice(ch) is None:
+        raise ToolError(f"{ch.name} is no rogue: Sneak Attack is a rogue's feature", public=True)
+    if not (attack_.weapon.has("finesse") or attack_.weapon.kind == "ranged"):
+        raise ToolError(f"Sneak Attack needs a finesse or ranged weapon, not a {attack_.weapon.name}", public=True)
+    if turn is not None and "Sneak Attack" in turn.acted:
+        raise ToolError(f"{ch.name} has already made a Sneak Attack this turn (once a turn)", public=True)
+
+
+def _can_smite(ch: Character, attack_: Attack, level: int) -> None:
+    """Divine Smite is a paladin's (2nd level on), with a melee weapon, and needs a slot of that level left."""
+    if ch.char_class != "paladin" or ch.level < 2:
+        raise ToolError(f"{ch.name} cannot smite: Divine Smite is a paladin's, from 2nd level", public=True)
+    if attack_.weapon.kind != "melee":
+        raise ToolError("Divine Smite needs a melee weapon", public=True)
+    if slots.slots_left(ch).get(level, 0) < 1:
+        raise ToolError(f"{ch.name} has no level-{level} slot left to smite with ({slots.slots_text(ch)})", public=True)
 
 
 def _conditions_of(ctx: ToolContext, name: str) -> list[str]:

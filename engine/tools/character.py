@@ -9,7 +9,7 @@ from pydantic import Field, model_validator
 
 from ..dice import roll as roll_dice
 from ..errors import BadInput, ToolError
-from ..rules import effects, life, origins, spells
+from ..rules import effects, features, life, origins, spells
 from ..rules.attacks import profile, unarmed
 from ..rules.conditions import exhaustion, exhaustion_word, hp_maximum
 from ..rules.data import rules
@@ -69,7 +69,7 @@ def character_sheet(ch: Character, brief: bool = False, leveling: str = "xp") ->
     abilities = ", ".join(f"{a[:3].upper()} {getattr(ch.abilities, a)} ({ch.abilities.mod(a):+d})" for a in type(ch.abilities).model_fields)
     items = ", ".join(f"{i.name} ×{i.quantity}" for i in ch.inventory) or "nothing"
     weapons = "; ".join([*(profile(ch, w).describe() for w in carried_weapons(ch)), unarmed(ch).describe()])
-    features = "" if brief else f"Features and traits: {', '.join(f.name for f in sheet_features(ch)) or 'none'}. "
+    traits = "" if brief else f"Features and traits: {', '.join(f.name for f in sheet_features(ch)) or 'none'}. "
     dying = life.state_line(ch)
     hp = f"HP {ch.hp}/{ch.max_hp}" + (f" ({dying})" if dying else "") + (f" + {ch.temp_hp} temporary" if ch.temp_hp else "")
     return (f"{ch.name}, level {ch.level} {origins.origin(ch)}: {hp}, AC {ac_line(ch)}, "
@@ -77,8 +77,9 @@ def character_sheet(ch: Character, brief: bool = False, leveling: str = "xp") ->
             f"Conditions: {', '.join(ch.conditions) or 'none'}. "
             + (f"Spells on them: {'; '.join(effects.describe(e) for e in ch.effects)}. " if ch.effects else "")
             + f"Weapons (attack with weapon=): {weapons}. "
-            f"{features}Carrying: {items}. Coin: {ch.currency.describe()}. Advancement: {progress(ch, leveling)}."
-            + "".join(f" {line}." for line in spells.sheet_lines(ch)))
+            f"{traits}Carrying: {items}. Coin: {ch.currency.describe()}. Advancement: {progress(ch, leveling)}."
+            + "".join(f" {line}." for line in spells.sheet_lines(ch))
+            + "".join(f" Features left: {line}." for line in features.lines(ch)))
 
 
 def ac_line(ch: Character) -> str:
@@ -192,6 +193,8 @@ def short_rest(ctx: ToolContext, args: ShortRestArgs) -> str:
     magic = spells.recover(ch, "short")  # a warlock's pact slots
     magic = f" {magic.capitalize()}." if magic else ""
     magic += "".join(f" {line}" for line in effects.after_rest(ctx.state, ch, long=False))  # an hour has passed
+    back = features.recover(ch, "short")  # Second Wind, Action Surge, Ki, Channel Divinity, …
+    magic += f" {back[:1].upper()}{back[1:]}." if back else ""
     if ch.hit_dice == 0:
         return f"{ch.name} rests an hour but has no hit dice left to spend (HP {ch.hp}/{ch.max_hp}); a long rest restores them.{magic}"
     con = ch.abilities.mod("constitution")
@@ -243,6 +246,8 @@ def long_rest(ctx: ToolContext, args: RestArgs) -> str:
                 ([exhaustion_word(level - 1)] if level > 1 else [])
         ch.hp = hp_maximum(ch.conditions, ch.max_hp)
         magic = spells.recover(ch, "long")
+        back = features.recover(ch, "long")
+        magic += (", " if magic and back else "") + back
         magic += "".join(f" {line}" for line in effects.after_rest(ctx.state, ch, long=True))
         lines.append(f"{ch.name}: HP {ch.hp}/{ch.max_hp}, {ch.hit_dice}/{ch.level} hit dice" + (f", {magic}" if magic else ""))
     return "After a long rest — " + "; ".join(lines) + "."

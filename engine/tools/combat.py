@@ -6,6 +6,7 @@ from typing import NamedTuple
 
 from pydantic import Field
 
+from .. import bestiary
 from ..errors import ToolError
 from ..shops import hand_out
 from ..basics import XP_BY_CR, Abilities, Attack, slug
@@ -94,7 +95,8 @@ def start_combat(ctx: ToolContext, args: StartCombatArgs) -> str:
                                      initiative=ctx.rng.randint(1, 20) + template.initiative_bonus, ac=template.ac,
                                      hp=template.hp, max_hp=template.hp, attacks=template.attacks,
                                      actions=template.actions, abilities=template.abilities, cr=template.cr,
-                                     defences=template.defences, saves=template.saves))
+                                     defences=template.defences, saves=template.saves,
+                                     kind=_kind(template.monster)))
     for npc in foes:  # an NPC who fights keeps its own sheet: its hit points and stat block are the NPC's
         taken.add(npc.id)
         order.append(Participant(id=npc.id, name=npc.name, faction="enemy", ac=npc.ac, cr=npc.cr,
@@ -176,6 +178,12 @@ class Row(NamedTuple):
     spells: list[str]  # the spells on them that change their numbers
 
 
+def _kind(monster: str | None) -> str | None:
+    """The SRD creature's type ("undead"), when the enemy was made from one."""
+    found = bestiary.find(monster) if monster else None
+    return found.type if found is not None else None
+
+
 def tracker_rows(state: GameState) -> list[Row]:
     """Each combatant in initiative order: whether it is their turn, who, HP, maximum HP, AC and spells on them."""
     rows = []
@@ -220,6 +228,7 @@ def next_turn(ctx: ToolContext, args: NoArgs) -> str:
     combat.turn_index = idx
     current = combat.order[idx]
     ending += effects.start_of_turn(ctx.state, current.name)  # its spells run a round shorter (Shield ends now)
+    current.acted = []  # a new turn: what comes once a turn comes again
     enemies_left = [p.name for p in combat.order if p.faction == "enemy" and participant_hp(ctx.state, p)[0] > 0]
     tail = "" if enemies_left else " No enemy is left standing: end the combat."
     if _dying(ctx.state, current):

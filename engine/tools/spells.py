@@ -12,7 +12,7 @@ from pydantic import Field
 from ..dice import Roll, roll as roll_dice
 from ..errors import BadInput, ToolError
 from ..basics import Effect
-from ..rules import check, conditions, effects, life
+from ..rules import check, conditions, effects, features, life
 from ..rules.checks import creature_save_roll
 from ..rules.data import rules as rules_data
 from ..rules.equipment import armor_class, worn_armor
@@ -62,6 +62,8 @@ def cast(ctx: ToolContext, ch: Character, name: str, target: str | None, level: 
     if stopped:
         raise BadInput(f"{ch.name} is {stopped} and cannot cast a spell.")
     spell = rules.known_spell(ch, name)
+    if any(e.spell == "Rage" for e in ch.effects):
+        raise BadInput(f"{ch.name} is raging and cannot cast spells until the rage ends.")
     untrained = untrained_armour(ch)
     if untrained:
         raise BadInput(f"{ch.name} cannot cast spells wearing {untrained}: a {ch.char_class} is not trained in it "
@@ -89,8 +91,10 @@ def cast(ctx: ToolContext, ch: Character, name: str, target: str | None, level: 
     elif spell.damage:
         lines += _automatic(ctx.rng, ch, spell, slot, targets)
     if spell.healing:
-        healed = roll_dice(rules.dice_for(spell, spell.healing, slot, ch), ctx.rng)
-        lines.append(f"Healing {healed.expression} → {healed.total}.")
+        expression = rules.dice_for(spell, spell.healing, slot, ch)
+        life_bonus = features.healing_bonus(ch, slot)  # Disciple of Life
+        healed = roll_dice(expression + (f"+{life_bonus}" if life_bonus else ""), ctx.rng)
+        lines.append(f"Healing {healed.expression} → {healed.total}" + (" (Disciple of Life)." if life_bonus else "."))
         lines += [_apply_hp(t, max(0, healed.total), "healing") for t in targets]
     if spell.roll:
         rolled = roll_dice(rules.dice_for(spell, spell.roll, slot, ch), ctx.rng)
@@ -238,7 +242,13 @@ def _saves(rng: random.Random, ch: Character, spell: Spell, slot: int | None, ta
         line = f"{target.name}: {saved.expression} → {saved.total}, {'success' if success else 'failure'}"
         if not success and spell.effect:
             line += f", {spell.effect}"
-        if hurt is not None and (not success or spell.half):
+        evading = spell.half and spell.save == "dexterity" and isinstance(target, Character) and features.evasion(target)
+        if hurt is not None and evading:  # Evasion: none on a success, half on a failure
+            amount = 0 if success else max(0, hurt.total) // 2
+            dealt += amount
+            line += (f"; Evasion: {'no' if success else 'half'} damage. "
+                     + _apply_hp(target, amount, "damage", rng=rng, damage_type=spell.damage.type if spell.damage else None))
+        elif hurt is not None and (not success or spell.half):
             amount = max(0, hurt.total) // (2 if success else 1)
             dealt += amount
             line += (f"; {'half' if success else 'full'} damage. "
