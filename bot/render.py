@@ -12,7 +12,7 @@ from engine.shops import closed_because, shop_heading, shops_here, stock_lines
 
 from engine.state import Character, GameState
 from engine.tools.character import ac_line, sheet_features
-from engine.tools.combat import tracker_rows
+from engine.tools.combat import tracker_rows, turn_left
 from engine.visibility import ways_out
 
 COLOUR = discord.Colour.dark_teal()
@@ -91,6 +91,9 @@ def combat_embed(state: GameState, budget: int = 2500) -> discord.Embed:
     rows = [f"{'▶' if r.now else '　'} **{r.who.name}** ({r.who.faction}) · init {r.who.initiative} · AC {r.ac} · "
             f"{'down' if r.hp == 0 else f'{r.hp}/{r.max_hp} HP'}" + (f" · {', '.join(r.spells)}" if r.spells else "")
             for r in tracker_rows(state)]
+    now = combat.current()
+    if now is not None and now.faction == "player":
+        rows.append(f"-# {now.name} has: {turn_left(state, now)}")
     embed.description = clip("\n".join(rows), max(100, budget))
     return embed
 

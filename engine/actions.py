@@ -105,7 +105,8 @@ class PlayerActions(Core):
             state = session.state
             character = state.own_character(owner_id)
             in_party(state, character)
-            on_turn(state, character)
+            if not _reaction_spell(character, spell):  # Shield is cast on another's turn
+                on_turn(state, character)
             ctx = self._player_context(state, owner_id)
             struck = _strikes(ctx, target, spell)
             text = cast(ctx, character, spell, target, level, mode, confirmed=confirmed)
@@ -188,7 +189,8 @@ class PlayerActions(Core):
 
     async def player_attack(self, channel_id: str, owner_id: str, author_name: str, weapon: str,
                             target: str | None = None, mode: rules.Mode = None, *, confirmed: bool = False,
-                            sneak: bool = False, smite: int | None = None) -> str:
+                            sneak: bool = False, smite: int | None = None, offhand: bool = False,
+                            reaction: bool = False) -> str:
         """An attack players make themselves (/attack) with a weapon from their sheet, its damage applied to the
         target; it enters the game's history so the GM reacts. Refused (nothing changed) with a sentence why. A
         target who is no enemy in a fight needs `confirmed` (ConfirmAttack asks otherwise); then the GM is told,
@@ -197,12 +199,13 @@ class PlayerActions(Core):
             state = session.state
             character = state.own_character(owner_id)
             in_party(state, character)
-            on_turn(state, character)
+            if not reaction:  # an opportunity attack comes on another's turn
+                on_turn(state, character)
             ctx = ToolContext(state, self.deps.rng, AgentType.COMBAT, owner_id, deps=self.deps)
             struck = _strikes(ctx, target or None, None)
             try:
                 text = weapon_attack(ctx, character, weapon, target or None, mode, confirmed=confirmed, sneak=sneak,
-                                     smite=smite)
+                                     smite=smite, offhand=offhand, reaction=reaction)
             except ToolError as exc:  # nothing is written: the half-changed state is dropped
                 raise BadInput(f"{character.name} cannot attack: {str(exc).rstrip('.')}.") from None
             text += "".join(f" {line}" for line in effects.settle(state))  # a struck caster's concentration broke
@@ -291,6 +294,14 @@ class PlayerActions(Core):
                        text=text, witnesses=list(session.state.party.npc_ids))
         await self.deps.store.add_messages(session.id, [line])
         return character.name
+
+
+def _reaction_spell(ch: Character, spell: str) -> bool:
+    """Whether the character's spell of that name is cast as a reaction (Shield); an unknown name is not."""
+    try:
+        return "reaction" in known_spell(ch, spell).casting_time
+    except BadInput:
+        return False
 
 
 def _strikes(ctx: ToolContext, target: str | None, spell: str | None) -> list[Target]:

@@ -103,6 +103,15 @@ def ctx_for(state: GameState, agent: AgentType = AgentType.NARRATIVE, actor: str
     return ToolContext(state, random.Random(seed), agent, actor, npc)
 
 
+def turn_of(state: GameState, name: str) -> GameState:
+    """Make it `name`'s turn in the fight, a fresh one (its action, bonus action and reaction unused): tests act out
+    of initiative order, the engine holds each turn to its actions."""
+    at = next(i for i, p in enumerate(state.combat.order) if p.name == name)
+    state.combat.turn_index = at
+    state.combat.order[at].acted = []
+    return state
+
+
 def call(ctx: ToolContext, tag: str) -> ToolCall:
     """Run one tag as the loop would, from its text."""
     scanner = TagScanner(TOOLS)

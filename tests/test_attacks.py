@@ -15,7 +15,7 @@ from engine.rules.data import rules
 from engine.basics import xp_for
 from engine.rules.levels import level_up
 from engine.basics import AgentType, Item
-from tests.conftest import CHANNEL, call, new_state
+from tests.conftest import CHANNEL, call, new_state, turn_of
 from tests.test_tools import attack_until, fight, unchanged
 
 
@@ -88,6 +88,7 @@ def test_refused_attacks_change_nothing(state):
     assert unchanged(state, before)
     aria = cctx.state.characters["u1"]  # a failed call leaves the context a fresh copy of the state
     aria.inventory.append(Item(name="Crossbow Bolt"))  # one, named as a player might
+    turn_of(cctx.state, "Aria")
     shot = call(cctx, '<attack target="Rat" weapon="light crossbow"/>')
     assert shot.ok and "0 crossbow bolts left." in shot.observation
     assert cctx.state.characters["u1"].item("crossbow bolt") is None

@@ -14,7 +14,7 @@ from engine.bestiary import bestiary as all_creatures, find, monster, stat_field
 from engine.entities import EnemyTemplate
 from engine.rules.srd_import import convert, dump
 from engine.basics import AgentType
-from tests.conftest import call, ctx_for
+from tests.conftest import call, ctx_for, turn_of
 
 # name: AC, HP, hit dice, CR, XP, (an attack: name, to hit, damage) — from the SRD 5.1's stat blocks.
 SRD = {
@@ -155,7 +155,7 @@ def test_start_combat_with_srd_monsters_fights_and_saves_by_their_numbers(state)
     wolf = next(p for p in state.combat.order if p.name.startswith("Werewolf"))
     # A sword is a nonmagical weapon: the werewolf shrugs it off; a spell's (or untyped-source) damage gets through.
     for seed in range(60):
-        trial = state.model_copy(deep=True)
+        trial = turn_of(state.model_copy(deep=True), "Aria")
         swung = call(ctx_for(trial, seed=seed), f'<attack attacker="Aria" target="{wolf.name}" weapon="longsword"/>')
         if "miss" not in swung.observation:
             assert "immune to slashing from nonmagical weapons" in swung.observation, swung.observation

@@ -84,6 +84,7 @@ async def test_synced_commands_obey_discords_limits(fake, bot):
     assert {"game", "char", "party", "act", "talk", "use", "retry", "roll", "quests", "rest", "help", "gm-admin"} <= names
     from bot.cogs.play import HELP
 
+    assert len(HELP) <= 2000  # one Discord message
     unnamed = sorted(n for n in names if f"`/{n}" not in HELP)  # /help names every command a member can use
     assert unnamed == [], unnamed
     admin_subs = {o["name"] for c in put.json if c["name"] == "gm-admin" for o in c["options"]}

@@ -6,7 +6,7 @@ from __future__ import annotations
 from engine.basics import AgentType
 from engine.characters import make_character
 from engine.entities import EnemyTemplate
-from tests.conftest import call, ctx_for
+from tests.conftest import call, ctx_for, turn_of
 
 
 def test_a_tiefling_resists_fire_and_a_dwarf_poison(state):
@@ -39,7 +39,7 @@ def test_a_creatures_defences_from_its_stat_block(state):
     venom = call(cctx, '<update_hp target="Skeleton" amount="4" damage_type="poison"/>')
     assert venom.observation.startswith("Skeleton takes 0 damage (immune to poison)")
     for seed in range(40):  # Aria's longsword (slashing) on the shade: halved
-        trial = state.model_copy(deep=True)
+        trial = turn_of(state.model_copy(deep=True), "Aria")
         swung = call(ctx_for(trial, seed=seed), '<attack attacker="Aria" target="Shade" weapon="longsword"/>')
         if "miss" not in swung.observation:
             assert "(resists slashing:" in swung.observation and "halved)" in swung.observation

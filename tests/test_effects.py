@@ -17,7 +17,7 @@ from engine.rules.spells import find_spell
 from engine.state import Character, GameState
 from engine.tools.attacks import weapon_attack
 from engine.tools.spells import cast
-from tests.conftest import call, ctx_for, new_state
+from tests.conftest import call, ctx_for, new_state, turn_of
 
 
 def caster(state: GameState, owner: str, name: str, cls: str, level: int, spells: list[str]) -> Character:
@@ -81,12 +81,12 @@ def test_bless_adds_a_d4_to_attacks_and_saves_and_a_second_casting_replaces_the_
     aria = state.characters["u1"]
     assert [e.spell for e in aria.effects] == ["Bless"] and not cleric.effects
     fight(state, ("Goblin 1", 7, 15))
-    swung = weapon_attack(ctx_for(state, "combat"), aria, "longsword", "Goblin 1")
+    swung = weapon_attack(ctx_for(turn_of(state, "Aria"), "combat"), aria, "longsword", "Goblin 1")
     assert re.search(r"1d20\+5\+1d4 → \d+ \(Bless \+1d4\) vs AC 15", swung), swung
     saved = check(aria, "wisdom", random.Random(2), save=True)
     assert saved.roll.expression.endswith("+1d4") and "Bless +1d4" in saved.label
     assert "+1d4" not in check(aria, "perception", random.Random(2)).roll.expression  # checks are not saves
-    cast(ctx_for(state, actor="u3"), cleric, "bless", "Aria", None, None)  # again: it does not stack
+    cast(ctx_for(turn_of(state, "Iri"), actor="u3"), cleric, "bless", "Aria", None, None)  # again: no stacking
     assert [e.spell for e in aria.effects] == ["Bless"] and not state.characters["u2"].effects
 
 
@@ -95,13 +95,13 @@ def test_bane_on_a_failed_save_takes_a_d4_from_a_creatures_attacks_and_saves():
         state = new_state()
         caster(state, "u3", "Iri", "cleric", 3, ["Bane"])
         fight(state, ("Bandit", 11, 12))
-        return state
+        return turn_of(state, "Iri")
 
     state, told = cast_until(game, "Iri", "bane", "Bandit", "failure")
     bandit = foe(state, "Bandit")
     assert [e.spell for e in bandit.effects] == ["Bane"]
     assert creature_save_roll(bandit, "wisdom", random.Random(1)).expression == "1d20-1d4"
-    hit = call(ctx_for(state, "combat"), '<attack attacker="Bandit" target="Aria" weapon="scimitar" bonus="3" '
+    hit = call(ctx_for(turn_of(state, "Bandit"), "combat"), '<attack attacker="Bandit" target="Aria" weapon="scimitar" bonus="3" '
                                         'damage="1d6+1"/>').observation
     assert re.search(r"1d20\+3-1d4 → -?\d+ \(Bane -1d4\) vs AC", hit), hit
     state2, told2 = cast_until(game, "Iri", "bane", "Bandit", "success")
@@ -138,7 +138,7 @@ def test_faerie_fire_gives_advantage_and_blur_disadvantage_to_attacks_against_th
     fight(state, ("Goblin 1", 7, 15))
     goblin = foe(state, "Goblin 1")
     goblin.effects.append(effect("Faerie Fire", "Bram"))
-    swung = weapon_attack(ctx_for(state, "combat"), state.characters["u1"], "longsword", "Goblin 1")
+    swung = weapon_attack(ctx_for(turn_of(state, "Aria"), "combat"), state.characters["u1"], "longsword", "Goblin 1")
     assert "adv" in swung.split("→")[0] and "advantage: target Faerie Fire" in swung
     state.characters["u2"].effects.append(effect("Blur", "Bram"))
     state.characters["u2"].concentration = "Blur"
@@ -150,6 +150,7 @@ def test_faerie_fire_gives_advantage_and_blur_disadvantage_to_attacks_against_th
 def hits(state, name: str, weapon: str, target: str, *, seeds=range(300)) -> str:
     """A weapon attack that hits (and is no critical): the first seed that hits on a copy of the game, then played on
     the game itself with that seed (the same dice, so the same hit)."""
+    turn_of(state, name)
     for seed in seeds:
         trial = GameState.model_validate(state.model_dump())
         if ", hit;" in weapon_attack(ctx_for(trial, "combat", seed=seed), trial.find_character(name), weapon, target):
@@ -161,7 +162,7 @@ def test_hunters_mark_adds_a_d6_of_the_weapons_type_to_hits_on_its_quarry_only()
     state = new_state()
     ranger = caster(state, "u3", "Rook", "ranger", 3, ["Hunter's Mark"])
     fight(state, ("Goblin 1", 30, 10), ("Goblin 2", 30, 10))
-    told = cast(ctx_for(state, actor="u3"), ranger, "hunter's mark", "Goblin 1", None, None)
+    told = cast(ctx_for(turn_of(state, "Rook"), actor="u3"), ranger, "hunter's mark", "Goblin 1", None, None)
     assert "Rook: Hunter's Mark (+1d6 on hits on Goblin 1; Rook's, concentration)." in told
     weapon = next(w for w in ("longbow", "shortsword", "longsword") if ranger.item(w))
     kind = {"longbow": "piercing", "shortsword": "piercing", "longsword": "slashing"}[weapon]
@@ -175,11 +176,11 @@ def test_divine_favor_on_every_weapon_hit_and_branding_smite_on_the_next_one_onl
     state = new_state()
     paladin = caster(state, "u3", "Sera", "paladin", 5, ["Divine Favor", "Branding Smite"])
     fight(state, ("Ogre", 200, 5))
-    cast(ctx_for(state, actor="u3"), paladin, "divine favor", None, None, None)
+    cast(ctx_for(turn_of(state, "Sera"), actor="u3"), paladin, "divine favor", None, None, None)
     weapon = next(w.name for w in paladin.inventory if w.name in ("longsword", "warhammer", "greatsword", "javelin"))
     first = hits(state, "Sera", weapon, "Ogre")
     assert "plus 1d4 → " in first and "radiant (Divine Favor)" in first
-    cast(ctx_for(state, actor="u3"), paladin, "branding smite", None, None, None)  # Divine Favor's concentration ends
+    cast(ctx_for(turn_of(state, "Sera"), actor="u3"), paladin, "branding smite", None, None, None)  # Divine Favor ends
     assert [e.spell for e in paladin.effects] == ["Branding Smite"] and paladin.concentration == "Branding Smite"
     smitten = hits(state, "Sera", weapon, "Ogre")
     assert "plus 2d6 → " in smitten and "radiant (Branding Smite)" in smitten
@@ -193,13 +194,13 @@ def test_hold_person_paralyses_until_a_save_at_the_end_of_its_turn_or_until_conc
         state = new_state()
         caster(state, "u3", "Iri", "cleric", 3, ["Hold Person"])
         fight(state, ("Bandit", 11, 12))
-        return state
+        return turn_of(state, "Iri")
 
     state, told = cast_until(game, "Iri", "hold person", "Bandit", "failure")
     bandit = foe(state, "Bandit")
     assert "paralyzed" in bandit.conditions and bandit.effects[0].repeat == "wisdom"
     assert bandit.effects[0].dc == 13  # 8 + proficiency 2 + WIS +3 (the cleric's standard array)
-    swung = weapon_attack(ctx_for(state, "combat"), state.characters["u1"], "longsword", "Bandit")
+    swung = weapon_attack(ctx_for(turn_of(state, "Aria"), "combat"), state.characters["u1"], "longsword", "Bandit")
     assert "advantage: target paralyzed" in swung
     # Its turn ends: it saves again, until it succeeds.
     ctx = ctx_for(state, "combat", seed=5)
@@ -239,8 +240,8 @@ def test_time_ends_effects_in_rounds_in_a_fight_at_its_end_and_at_rests():
     state.characters["u2"] = wizard
     fight(state, ("Goblin 1", 7, 15))
     ctx = ctx_for(state, "combat")
-    cast(ctx_for(state, actor="u2"), wizard, "shield", None, None, None)
-    cast(ctx_for(state, actor="u3"), cleric, "bless", "Aria", None, None)
+    cast(ctx_for(state, actor="u2"), wizard, "shield", None, None, None)  # a reaction: on anyone's turn
+    cast(ctx_for(turn_of(state, "Iri"), actor="u3"), cleric, "bless", "Aria", None, None)
     assert wizard.effects[0].spell == "Shield" and wizard.effects[0].rounds == 1
     turns = []
     while state.characters["u1"].effects:  # Shield lasts until Bram's next turn; Bless ten of Iri's turns
@@ -251,7 +252,7 @@ def test_time_ends_effects_in_rounds_in_a_fight_at_its_end_and_at_rests():
     assert "Bram" in turns and not wizard.effects
     assert turns.count("Iri") == 10 and turns[-1] == "Iri" and "Bless ends (its time is up) for Aria." in told
     assert cleric.concentration is None
-    cast(ctx_for(state, actor="u3"), cleric, "bless", "Aria", None, None)
+    cast(ctx_for(turn_of(state, "Iri"), actor="u3"), cleric, "bless", "Aria", None, None)
     over = call(ctx, "<end_combat/>").observation
     assert "Bless ends (the fight is over, and its time with it) for Aria" in over and cleric.concentration is None
     narrator = ctx_for(state, actor="u2")

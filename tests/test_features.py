@@ -19,7 +19,7 @@ from engine.state import Character, GameState
 from engine.tools.attacks import weapon_attack
 from engine.tools.class_features import use
 from engine.tools.spells import cast
-from tests.conftest import CHANNEL, call, ctx_for, new_state
+from tests.conftest import CHANNEL, call, ctx_for, new_state, turn_of
 
 
 def join(state: GameState, owner: str, name: str, cls: str, level: int, **update) -> Character:
@@ -39,7 +39,9 @@ def foe(state: GameState, name: str):
 
 
 def hit(state: GameState, name: str, weapon_name: str, target: str, **kw) -> str:
-    """An attack that hits (no critical), the first seed that does on a copy, then played on the game itself."""
+    """An attack that hits (no critical), the first seed that does on a copy, then played on the game itself (on a
+    fresh turn of the attacker's)."""
+    turn_of(state, name)
     for seed in range(400):
         trial = GameState.model_validate(state.model_dump())
         told = weapon_attack(ctx_for(trial, "combat", seed=seed), trial.find_character(name), weapon_name, target, **kw)
@@ -135,8 +137,10 @@ def test_turn_undead_frightens_undead_who_fail_and_refuses_the_living():
     state = new_state()
     iri = join(state, "u3", "Iri", "cleric", 2)
     fight(state, '{"monster": "zombie", "count": 2}', '{"name": "Bandit", "hp": 11, "ac": 12}')
+    turn_of(state, "Iri")
     with pytest.raises(BadInput, match="undead only; Bandit is not"):
         use(ctx_for(state, actor="u3"), iri, "channel divinity", "Zombie 1, Bandit", option="turn undead")
+    turn_of(state, "Iri")  # (a refused command's changes are dropped whole by the engine; here, called bare, anew)
     said = use(ctx_for(state, actor="u3"), iri, "channel divinity", "Zombie 1, Zombie 2", option="turn undead")
     assert said.startswith("Iri presents a holy symbol: Turn Undead, Wisdom save DC 13.")
     turned = [z for z in ("Zombie 1", "Zombie 2") if f"{z}: " in said and "turned" in said.split(f"{z}: ")[1].split(".")[0]]
@@ -172,6 +176,7 @@ def test_ki_pays_for_its_moves_and_stunning_strike_stuns_on_a_failed_save():
     monk = join(state, "u3", "Jun", "monk", 5)
     assert "Flurry Of Blows" in use(ctx_for(state, actor="u3"), monk, "ki", option="flurry of blows")
     fight(state, '{"name": "Bandit", "hp": 11, "ac": 12}')
+    turn_of(state, "Jun")
     for seed in range(50):
         trial = GameState.model_validate(state.model_dump())
         said = use(ctx_for(trial, actor="u3", seed=seed), trial.find_character("Jun"), "ki", "Bandit",

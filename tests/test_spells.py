@@ -17,13 +17,21 @@ from engine.rules import spells
 from engine.basics import Abilities, AgentType
 from engine.state import Character
 from engine.tools import tools_for
-from engine.tools.spells import cast
-from tests.conftest import CHANNEL, call, ctx_for, new_state
+from engine.tools.spells import cast as _cast
+from tests.conftest import CHANNEL, call, ctx_for, new_state, turn_of
 
 
 def make_character(*args, **kwargs):
     """The standard array as the class orders it, without a species' increases: the arithmetic below counts on it."""
     return _made(*args, increases=False, **kwargs)
+
+
+def cast(ctx, ch, *args, **kw):
+    """Casting as these tests do, out of initiative order: in a fight, on a fresh turn of the caster's (the engine
+    holds each turn to its actions: tests/test_economy.py)."""
+    if ctx.state.combat.active and any(p.name == ch.name for p in ctx.state.combat.order):
+        turn_of(ctx.state, ch.name)
+    return _cast(ctx, ch, *args, **kw)
 
 
 def seed_rolling(first_d20: int) -> int:
@@ -148,7 +156,7 @@ def test_refusals_say_why_and_change_nothing():
     state = new_state()
     mira = caster(state, "u3", "Mira", "wizard", 1, cantrips=["Fire Bolt", "Acid Splash", "Light"])
     fight(state, ("Goblin", 7, 12))
-    ctx = ctx_for(state, actor="u3")
+    ctx = ctx_for(turn_of(state, "Mira"), actor="u3")
     mira.slots_spent = {1: 2}
     before = state.model_dump()
     for args, message in (
@@ -162,17 +170,17 @@ def test_refusals_say_why_and_change_nothing():
             (("acid splash", "Goblin, Aria, Bram", None), "Acid Splash affects at most 2 creatures; 3 were named."),
             (("fire blot", "Goblin", None), "did you mean Fire Bolt?")):
         with pytest.raises(BadInput) as refused:
-            cast(ctx, mira, *args, None)
+            _cast(ctx, mira, *args, None)
         assert message in refused.value.message
     mira.slots_spent = {}
     with pytest.raises(BadInput, match="Shield is a 1st-level spell: it needs a slot of 1st level or higher"):
         spells.choose_slot(mira, spells.find_spell("shield"), 0)
     fighter = state.characters["u1"]
     with pytest.raises(BadInput, match="Aria is a fighter and casts no spells"):
-        cast(ctx, fighter, "fire bolt", "Goblin", None, None)
+        _cast(ctx, fighter, "fire bolt", "Goblin", None, None)
     mira.slots_spent, mira.hp = {1: 2}, 0
     with pytest.raises(BadInput, match="Mira is down"):
-        cast(ctx, mira, "fire bolt", "Goblin", None, None)
+        _cast(ctx, mira, "fire bolt", "Goblin", None, None)
     mira.hp = mira.max_hp
     assert state.model_dump() == before
 

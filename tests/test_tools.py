@@ -6,7 +6,7 @@ import pytest
 
 from engine.basics import AgentType
 from engine.state import GameState
-from tests.conftest import call, ctx_for
+from tests.conftest import call, ctx_for, turn_of
 
 NPC = AgentType.NPC
 COMBAT = AgentType.COMBAT
@@ -525,7 +525,7 @@ def test_attack_arguments_and_defaults(state):
     # The acting player's character by default, by the sheet: a weapon it carries, never numbers the model gave.
     failing(cctx, '<attack target="Rat" damage="1d8"/>', "Aria must attack with a weapon they carry")
     assert unchanged(state, before)
-    default = call(cctx, '<attack target="Rat" weapon="longsword"/>')
+    default = call(ctx_for(turn_of(cctx.state, "Aria"), agent=cctx.agent), '<attack target="Rat" weapon="longsword"/>')
     assert default.ok and default.observation.startswith("Aria attacks Rat with longsword: 1d20+5 →")
     enemy = call(cctx, '<attack attacker="Rat" target="Aria" bonus="3" damage="1d4" roll="advantage"/>')
     assert enemy.ok and "Rat attacks Aria: 1d20+3 adv →" in enemy.observation

@@ -75,9 +75,9 @@ HELP = (
     "`/attack weapon [target]` roll from your sheet; `/quests`; `/rest short|long`; `/char levelup`; "
     "`/retry` asks the GM again for your last turn (the dice fall the same).\n"
     "• `/cast spell [target] [level]` casts one of your spells (the engine spends the slot and rolls; the GM sees "
-    "it). `/attack unarmed` strikes with fists (`sneak`, `smite` for a rogue's and a paladin's extra damage); "
-    "`/feature name` uses a class feature that is spent (Rage, Second Wind, Lay on Hands, Ki, …); at 0 HP, "
-    "`/deathsave` on your turn.\n"
+    "it). `/attack unarmed` strikes with fists; its `sneak`, `smite`, `offhand`, `reaction` options add "
+    "Sneak Attack, Divine Smite, the off hand's attack, an opportunity attack. `/feature name` uses Rage, Second Wind, "
+    "Ki, …; at 0 HP, `/deathsave` on your turn.\n"
     "• `/journal` shows what the party has met, seen and learned (`/note text` adds a canon note to it, if the "
     "server lets players); `/map` the places you know; "
     "`/lookup spell|item|condition|monster name` the rules' entry; `/help` shows this.\n"
@@ -281,15 +281,19 @@ class PlayCog(commands.Cog):
                            target="Whom you attack: an enemy in the fight or someone here (none: just the rolls)",
                            advantage="Roll twice and keep the higher (advantage) or the lower (disadvantage)",
                            sneak="A rogue's Sneak Attack (with advantage, or an ally beside the target)",
-                           smite="A paladin's Divine Smite: the spell slot level to spend on a hit")
+                           smite="A paladin's Divine Smite: the spell slot level to spend on a hit",
+                           offhand="Two-weapon fighting: the light weapon in your off hand, as your bonus action",
+                           reaction="An opportunity attack, on someone else's turn (your reaction)")
     async def attack(self, interaction: discord.Interaction, weapon: app_commands.Range[str, 1, 40],
                      target: app_commands.Range[str, 1, 60] | None = None,
                      advantage: Literal["advantage", "disadvantage"] | None = None, sneak: bool = False,
-                     smite: app_commands.Range[int, 1, 5] | None = None) -> None:
+                     smite: app_commands.Range[int, 1, 5] | None = None, offhand: bool = False,
+                     reaction: bool = False) -> None:
         """Attack with a weapon from your sheet; a hit's damage is dealt (the Game Master sees the result)."""
         cid, uid, name = str(interaction.channel_id), str(interaction.user.id), interaction.user.display_name
         await self._strike(interaction, "Attack", "⚔️", lambda confirmed: self.bot.engine.player_attack(
-            cid, uid, name, weapon, target, advantage, confirmed=confirmed, sneak=sneak, smite=smite))
+            cid, uid, name, weapon, target, advantage, confirmed=confirmed, sneak=sneak, smite=smite, offhand=offhand,
+            reaction=reaction))
 
     async def _strike(self, interaction: discord.Interaction, yes: str, mark: str,
                       act: Callable[[bool], Awaitable[str]]) -> None:

@@ -20,7 +20,7 @@ HELP = """Type what your character does, or @Name to speak to someone here. Comm
   /roll 2d6 [for X]  roll dice           /sheet        your character sheet
   /check stealth [adv|dis], /save dex     a check or saving throw from your sheet
   /cast fire bolt at Goblin 1 [level 2] [adv|dis]   cast a spell of yours (commas between several targets)
-  /attack longsword [at] Goblin 1 [adv|dis] [sneak] [smite 2]  attack with a weapon you carry (no target: rolls)
+  /attack longsword [at] Goblin 1 [adv|dis] [sneak] [smite 2] [offhand] [reaction]  attack with a weapon you carry
   /feature rage, /feature lay on hands on Aria [amount 5], /feature ki flurry of blows  a class feature of yours
   /levelup [roll]    gain a level (hit points: the average, or roll the hit die)
   /deathsave         your dying character's death saving throw
@@ -80,10 +80,11 @@ async def cast(t: Seat, text: str) -> None:
 
 async def attack(t: Seat, text: str) -> None:
     """`/attack light crossbow at Goblin 1 adv`: a weapon you carry (its longest name first), then whom; `sneak` (a
-    rogue's Sneak Attack) and `smite 2` (a paladin's Divine Smite with a level-2 slot) anywhere after it."""
+    rogue's Sneak Attack), `smite 2` (a paladin's Divine Smite with a level-2 slot), `offhand` (the off hand's
+    bonus-action attack) and `reaction` (an opportunity attack) anywhere after it."""
     words = text.split()
-    sneak = any(w.lower() == "sneak" for w in words)
-    words = [w for w in words if w.lower() != "sneak"]
+    flags = {w.lower() for w in words} & {"sneak", "offhand", "reaction"}
+    words = [w for w in words if w.lower() not in flags]
     smite = None
     at = next((i for i, w in enumerate(words[:-1]) if w.lower() == "smite" and words[i + 1].isdigit()), None)
     if at is not None:
@@ -101,7 +102,8 @@ async def attack(t: Seat, text: str) -> None:
         target = target[1:]
     said = await _strike(t, lambda confirmed: t.engine.player_attack(
         t.channel, t.user_id, t.user_name, " ".join(words[:cut]), " ".join(target) or None, mode,  # type: ignore[arg-type]
-        confirmed=confirmed, sneak=sneak, smite=smite))
+        confirmed=confirmed, sneak="sneak" in flags, smite=smite, offhand="offhand" in flags,
+        reaction="reaction" in flags))
     if said is not None:
         t.out(wrap(f"⚔️ {said}"))
 

@@ -12,8 +12,9 @@ from ..basics import DAMAGE_DICE, DamageType, Effect
 from ..dice import Roll, roll as roll_dice
 from ..errors import BadInput, ToolError
 from ..hostility import require_consent
-from ..rules import conditions, effects, features, spells as slots
-from ..rules.attacks import UNARMED_NAMES, Attack, critical as doubled, find_weapon, profile, swing, too_heavy
+from ..rules import conditions, economy, effects, features, spells as slots
+from ..rules.attacks import (UNARMED_NAMES, Attack, critical as doubled, damage_expression, find_weapon, profile, swing,
+                             too_heavy)
 from ..rules.checks import Mode
 from ..rules.damage import adjust as adjust_damage
 from ..rules.data import weapon as weapon_by_name
@@ -36,6 +37,8 @@ class AttackArgs(Args):
     damage_type: DamageType | None = None  # for improvised damage: fire, poison, …  # type: ignore[valid-type]
     sneak: bool = False  # a rogue's Sneak Attack (with advantage, or an ally beside the target)
     smite: int | None = Field(None, ge=1, le=5)  # a paladin's Divine Smite, with a slot of this level
+    offhand: bool = False  # two-weapon fighting: the off hand's light weapon, as the bonus action
+    reaction: bool = False  # an opportunity attack, on someone else's turn
 
 
 @tool(example='<attack attacker="Tamsin" target="Goblin 1" weapon="shortsword"/> (a player character\'s weapon: '
@@ -48,7 +51,7 @@ def attack(ctx: ToolContext, args: AttackArgs) -> str:
         mode = None if args.roll == "normal" else args.roll
         # The GM judges what the player said they do: an attack on someone who is no enemy needs no button here.
         told = weapon_attack(ctx, sheet, args.weapon or "", args.target, mode, confirmed=True, sneak=args.sneak,
-                             smite=args.smite)
+                             smite=args.smite, offhand=args.offhand, reaction=args.reaction)
         return Told(f"{told} (to-hit and damage from {sheet.name}'s sheet)", told.public)
     pc = ctx.state.characters.get(ctx.actor_id or "") if args.attacker is None else ctx.state.find_character(args.attacker)
     if pc is not None:  # a player character attacks by the sheet, never by numbers the model wrote
@@ -123,12 +126,15 @@ def _sheet_weapon(ctx: ToolContext, args: AttackArgs) -> Character | None:
 
 
 def weapon_attack(ctx: ToolContext, ch: Character, weapon: str, target: str | None, mode: Mode = None, *,
-                  confirmed: bool = False, sneak: bool = False, smite: int | None = None) -> Told:
+                  confirmed: bool = False, sneak: bool = False, smite: int | None = None, offhand: bool = False,
+                  reaction: bool = False) -> Told:
     """An attack with a weapon from `ch`'s sheet at a target (found as update_hp finds one), its damage applied on
     a hit; with no target, the rolls alone. Ammunition is used up, one piece per shot. A target who is no enemy in a
     fight needs `confirmed` (its player said yes), else ConfirmAttack asks. `sneak`: a rogue's Sneak Attack (once a
     turn, a finesse or ranged weapon, with advantage or an ally beside the target, never with disadvantage); `smite`:
-    a paladin's Divine Smite with a slot of that level, spent on a melee hit."""
+    a paladin's Divine Smite with a slot of that level, spent on a melee hit. In a fight it takes its place in the
+    turn's actions (engine/rules/economy.py): `offhand` attacks with a light weapon as the bonus action (no ability
+    modifier to its damage), `reaction` is an opportunity attack on someone else's turn."""
     if ch.hp == 0:
         raise ToolError(f"{ch.name} is down and cannot attack", public=True)
     stopped = conditions.cannot_act(ch.conditions)
@@ -156,6 +162,10 @@ def weapon_attack(ctx: ToolContext, ch: Character, weapon: str, target: str | No
     _can_sneak(ch, attack_, turn) if sneak else None
     if smite is not None:
         _can_smite(ch, attack_, smite)
+    used = _spend_turn(ctx, ch, turn, light=melee and w.has("light"), offhand=offhand, reaction=reaction)
+    if offhand:  # the off hand adds no ability modifier to its damage, unless it is negative
+        mod = ch.abilities.mod(attack_.ability)
+        attack_ = dc_replace(attack_, damage=damage_expression(w.damage, min(0, mod)))
     if melee and attack_.ability == "strength":  # Rage: more damage on Strength melee hits
         raging, _ = effects.melee_damage(ch)
         if raging:
@@ -173,16 +183,17 @@ def weapon_attack(ctx: ToolContext, ch: Character, weapon: str, target: str | No
                    crit_at=features.crit_range(ch), brutal=features.brutal_dice(ch) if melee else 0)
     reasons = "; ".join(r for r in (why, ", ".join(spells)) if r)
     to_hit = f"{rolled.to_hit.expression} → {rolled.to_hit.total}" + (f" ({reasons})" if reasons else "")
+    w_name = f"{w.name}{' (off hand, bonus action)' if offhand else ' (reaction)' if used == 'reaction' else ''}"
     crit = (" (natural 20)" if rolled.to_hit.natural == 20 else
             f" (natural {rolled.to_hit.natural}: Improved Critical)" if rolled.critical and not rolled.forced else
             " (a helpless target: critical)" if rolled.critical else " (natural 1)" if rolled.to_hit.natural == 1 else "")
     damage = rolled.damage
     if foe is None:
         assert damage is not None
-        told = (f"{ch.name} attacks with {w.name}: {to_hit} to hit{crit}; damage {damage.expression} → "
+        told = (f"{ch.name} attacks with {w_name}: {to_hit} to hit{crit}; damage {damage.expression} → "
                 f"{damage.total} {w.type} if it hits.{spent}")
         return Told(told, told)
-    head = f"{ch.name} attacks {foe.name} with {w.name}: {to_hit} vs AC {ac}" + (f" ({ac_why})" if ac_why else "")
+    head = f"{ch.name} attacks {foe.name} with {w_name}: {to_hit} vs AC {ac}" + (f" ({ac_why})" if ac_why else "")
     if damage is None:
         told = f"{head}, miss{crit}. No damage.{spent}"
         return Told(told, told)
@@ -225,6 +236,26 @@ def _with_riders(ctx: ToolContext, foe: Target, damage: Roll, damage_type: str, 
     ended = [line for e in riding for line in effects.used_once(e, ctx.state)]
     return (f"damage {' plus '.join(parts)}{f' ({said})' if said else ''}. {applied}"
             + "".join(f" {line}" for line in ended))
+
+
+def _spend_turn(ctx: ToolContext, ch: Character, turn: Participant | None, *, light: bool, offhand: bool,
+                reaction: bool) -> str:
+    """The attack's place in a fight's turn: on the character's own turn an attack of the Attack action (or the off
+    hand's bonus action), on another's only as a reaction; outside a fight, or outside this one, nothing is counted."""
+    if turn is None:
+        return ""
+    try:
+        if reaction:
+            if offhand:
+                raise BadInput("An opportunity attack is one attack with the reaction, not the off hand's.")
+            return economy.reaction(turn, ch)
+        now = ctx.state.combat.current()
+        if now is not turn:
+            raise BadInput(f"It is {now.name if now else 'no one'}'s turn, not {ch.name}'s: on another's turn "
+                           f"{ch.name} attacks only as a reaction (an opportunity attack, reaction=true).")
+        return economy.attack(turn, ch, light=light, offhand=offhand)
+    except BadInput as exc:
+        raise ToolError(exc.message.rstrip("."), public=exc.message) from None
 
 
 def _turn_of(ctx: ToolContext, ch: Character) -> Participant | None:

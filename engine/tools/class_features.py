@@ -8,7 +8,7 @@ from pydantic import Field
 
 from .. import bestiary
 from ..errors import BadInput, ToolError
-from ..rules import features
+from ..rules import economy, features
 from ..rules.checks import creature_save_roll, proficiency_bonus
 from ..rules.equipment import worn_armor
 from ..rules.spells import save_dc, slots_for
@@ -48,6 +48,7 @@ def use(ctx: ToolContext, ch: Character, name: str, target: str | None = None, a
         raise BadInput(f"{ch.name} is down and can use no feature.")
     r = features.resource(ch, name)
     key = r.name
+    _spend_turn(ctx, ch, key, option)
     if key == "Rage":
         worn = worn_armor(ch)
         return features.rage(ch, worn is not None and worn.category == "heavy")
@@ -79,6 +80,31 @@ def use(ctx: ToolContext, ch: Character, name: str, target: str | None = None, a
             raise BadInput("Arcane Recovery comes with a short rest, not in the middle of a fight.")
         return features.arcane_recovery(ch)
     raise BadInput(f"{key} has no use the engine plays out yet.")  # every Resource is handled above
+
+
+# What each costs of a fight's turn (engine/rules/economy.py); Ki's Stunning Strike rides on a hit, costing nothing.
+COSTS: dict[str, economy.Cost] = {"Rage": "bonus action", "Second Wind": "bonus action", "Action Surge": "none",
+                                  "Lay on Hands": "action", "Channel Divinity": "action",
+                                  "Bardic Inspiration": "bonus action", "Ki": "bonus action",
+                                  "Sorcery Points": "bonus action", "Wild Shape": "action", "Arcane Recovery": "none"}
+
+
+def _spend_turn(ctx: ToolContext, ch: Character, key: str, option: str | None) -> None:
+    """In a fight, a feature is used on the character's own turn, at its cost; Action Surge gives one more action."""
+    combat = ctx.state.combat
+    turn = next((p for p in combat.order if p.faction == "player" and p.id == ch.owner_id), None) \
+        if combat.active else None
+    if turn is None:
+        return
+    if combat.current() is not turn:
+        now = combat.current()
+        raise BadInput(f"It is {now.name if now else 'no one'}'s turn, not {ch.name}'s: {key} waits for theirs.")
+    cost = COSTS.get(key, "action")
+    if key == "Ki" and " ".join((option or "").lower().split()) == "stunning strike":
+        cost = "none"
+    economy.other(turn, ch, cost, key)
+    if key == "Action Surge":
+        turn.acted.append("Action Surge")
 
 
 def _one(ctx: ToolContext, name: str) -> Target:

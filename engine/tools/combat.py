@@ -11,7 +11,7 @@ from ..errors import ToolError
 from ..shops import hand_out
 from ..basics import XP_BY_CR, Abilities, Attack, slug
 from ..entities import MAX_COMBATANTS, EnemyTemplate
-from ..rules import effects, life
+from ..rules import economy, effects, life
 from ..rules.levels import earned
 from ..state import GameState, Participant
 from . import afflictions
@@ -199,7 +199,14 @@ def tracker(state: GameState) -> str:
     rows = [f"{'▶ ' if r.now else ''}{r.who.name} [{r.who.faction}] init {r.who.initiative}, AC {r.ac}, "
             f"{_down_as(state, r.who) if r.hp == 0 else f'HP {r.hp}/{r.max_hp}'}"
             + (f" ({', '.join(r.spells)})" if r.spells else "") for r in tracker_rows(state)]
-    return f"Round {state.combat.round}: " + "; ".join(rows)
+    now = state.combat.current()
+    turn = f" {now.name} has: {turn_left(state, now)}." if now is not None and now.faction == "player" else ""
+    return f"Round {state.combat.round}: " + "; ".join(rows) + turn
+
+
+def turn_left(state: GameState, p: Participant) -> str:
+    """What a player character has left of their turn: "action free, bonus action used, reaction free"."""
+    return economy.summary(p, state.characters.get(p.id))
 
 
 class NoArgs(Args):

@@ -12,7 +12,7 @@ from pydantic import Field
 from ..dice import Roll, roll as roll_dice
 from ..errors import BadInput, ToolError
 from ..basics import Effect
-from ..rules import check, conditions, effects, features, life
+from ..rules import check, conditions, economy, effects, features, life
 from ..rules.checks import creature_save_roll
 from ..rules.data import rules as rules_data
 from ..rules.equipment import armor_class, worn_armor
@@ -74,12 +74,14 @@ def cast(ctx: ToolContext, ch: Character, name: str, target: str | None, level: 
         raise BadInput(f"{spell.name} needs a target: name the creature it marks.")
     if spell.harmful and not confirmed:
         require_consent(ctx.state, ch, targets, f"Cast {spell.name} at")
+    took = _spend_turn(ctx, ch, spell)
     ended = []
     if spell.concentration and ch.concentration:  # one spell held at a time: the one held ends, and all it did
         ended = effects.end_spell(ctx.state, ch.name, ch.concentration, f"{ch.name} casts {spell.name}")
         ch.concentration = None
     rules.spend(ch, slot)
-    how = f" ({ordinal(slot)}-level slot)" if slot else ""
+    how = f" ({ordinal(slot)}-level slot" + (f", {took})" if took in ("bonus action", "reaction") else ")") if slot else \
+        (f" ({took})" if took in ("bonus action", "reaction") else "")
     yourself = len(targets) == 1 and targets[0] is ch
     at = " on themself" if yourself else (f" at {_names(targets)}" if targets else "")
     lines = [f"{ch.name} casts {spell.name}{how}{at}."]
@@ -115,6 +117,22 @@ def cast(ctx: ToolContext, ch: Character, name: str, target: str | None, level: 
     if slot:
         lines.append(f"{rules.slots_line(ch)}")
     return " ".join(lines)
+
+
+def _spend_turn(ctx: ToolContext, ch: Character, spell: Spell) -> str:
+    """The spell's place in a fight's turn (engine/rules/economy.py): its action, bonus action or reaction; on
+    another's turn only a reaction spell (Shield). Outside a fight, or outside this one, nothing is counted."""
+    combat = ctx.state.combat
+    turn = next((p for p in combat.order if p.faction == "player" and p.id == ch.owner_id), None) \
+        if combat.active else None
+    if turn is None:
+        return ""
+    cost = economy.spell_cost(spell.casting_time)
+    if combat.current() is not turn and cost != "reaction":
+        now = combat.current()
+        raise BadInput(f"It is {now.name if now else 'no one'}'s turn, not {ch.name}'s: on another's turn only a "
+                       f"reaction spell (Shield) can be cast.")
+    return economy.cast(turn, ch, cost, spell.level)
 
 
 def _grant(ctx: ToolContext, ch: Character, spell: Spell, affected: list[Target]) -> list[str]:
