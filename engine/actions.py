@@ -223,8 +223,8 @@ class PlayerActions(Core):
             lines.append(Message(channel_id=lines[0].channel_id, author_id=NARRATOR_ID, author_name="Narrator",
                                  agent=AgentType.NARRATIVE, text=note, witnesses=list(state.party.npc_ids)))
 
-    async def level_up(self, channel_id: str, owner_id: str, author_name: str, roll: bool = False
-                       ) -> tuple[Character, LevelUp]:
+    async def level_up(self, channel_id: str, owner_id: str, author_name: str, roll: bool = False,
+                       improve: str | None = None) -> tuple[Character, LevelUp]:
         """The caller's character gains a level (hit points by the average, or rolled with the engine's dice);
         it enters the game's history."""
         def change(session: Session, lines: list[Message]) -> tuple[Character, LevelUp]:
@@ -233,7 +233,7 @@ class PlayerActions(Core):
             in_party(state, character)
             if state.combat.active:
                 raise BadInput(f"{character.name} can level up when the fight is over.")
-            gained = levels.level_up(character, self.deps.rng, roll, state.leveling)
+            gained = levels.level_up(character, self.deps.rng, roll, state.leveling, improve)
             lines.append(Message(channel_id=channel_id, author_id=owner_id, author_name=author_name,
                                  agent=AgentType.PLAYER, text=gained.describe(), witnesses=list(state.party.npc_ids)))
             return character, gained

@@ -146,8 +146,19 @@ def test_a_level_up_raises_hit_points_hit_dice_and_brings_the_levels_features():
     assert (fighter.level, fighter.max_hp, fighter.hp, fighter.hit_dice) == (2, 12 + 8, 12 + 8, 2)
     assert gained.describe() == ("Aria reaches level 2: +8 HP (average 6, CON +2), max HP 20. New: Action Surge "
                                  "(Once per short rest, take one more action on your turn).")
-    for _ in range(3):
-        gained = level_up(earned(fighter), random.Random(1))
+    level_up(earned(fighter), random.Random(1))
+    with pytest.raises(BadInput, match="Level 4 brings Aria an Ability Score Improvement: choose it"):
+        level_up(earned(fighter), random.Random(1))
+    assert fighter.level == 3  # asked, nothing changed
+    with pytest.raises(BadInput, match="Strength would rise above 20"):
+        level_up(earned(fighter.model_copy(update={"abilities": fighter.abilities.model_copy(update={"strength": 19})})),
+                 random.Random(1), improve="str")
+    four = level_up(earned(fighter), random.Random(1), improve="strength, con")  # CON 15 → 16: +1 HP a level
+    assert four.describe().endswith("Ability Score Improvement: Strength +1 to 17, Constitution +1 to 16.")
+    assert (fighter.abilities.strength, fighter.abilities.constitution, fighter.max_hp) == (17, 16, 12 + 3 * 8 + 4)
+    with pytest.raises(BadInput, match="Level 5 brings Aria no Ability Score Improvement"):
+        level_up(earned(fighter.model_copy(deep=True)), random.Random(1), improve="str")
+    gained = level_up(earned(fighter), random.Random(1))
     assert fighter.level == 5 and gained.proficiency_rose and "proficiency bonus +3" in gained.describe()
     assert [f.name for f in gained.features] == ["Extra Attack"] == [f.name for f in rules().classes["fighter"].features_at(5)]
     wizard = make_character("u", "Bram", "wizard")
@@ -209,9 +220,9 @@ def test_a_casters_level_up_brings_its_new_slots_and_the_classes_next_spells():
     gained = level_up(earned(wizard), random.Random(1))
     assert spells.slots_for("wizard", 2) == {1: 3} and spells.slots_left(wizard) == {1: 1}  # the new one, at once
     assert gained.slots == "1st 3" and "Spell slots: 1st 3." in gained.describe()
-    for _ in range(2):
-        gained = level_up(earned(wizard), random.Random(1))
-    assert wizard.level == 4 and gained.slots == "1st 4, 2nd 3"
+    level_up(earned(wizard), random.Random(1))
+    gained = level_up(earned(wizard), random.Random(1), improve="intelligence")  # 4th: an Ability Score Improvement
+    assert wizard.level == 4 and gained.slots == "1st 4, 2nd 3" and wizard.abilities.intelligence == 18  # 16 + 2
     assert len(spells.cantrips_of(wizard)) == spells.cantrips_allowed("wizard", 4) == 4  # a 4th cantrip at 4th level
     assert gained.learned and f"Learns {gained.learned[0]}" in gained.describe()
     fighter = make_character("u2", "Aria", "fighter")

@@ -630,7 +630,7 @@ def test_species_background_attacks_and_levels_at_the_keyboard(tmp_path, capsys)
     assert "Tor has 0 XP; level 2 needs 300 (300 more). XP comes from play" in out
     assert "Tor gains 300 XP for the bridge. Tor has earned a level: the player may take it with /levelup." in out
     assert re.search(r"⬆️ Tor reaches level 2: \+\d+ HP \(rolled 1d10 → \d+, CON \+2\), max HP \d+\. New: Action Surge", out)
-    assert "Usage: /levelup (average hit points) or /levelup roll." in out
+    assert "Usage: /levelup (average hit points) or /levelup roll; at an Ability Score Improvement" in out
     assert re.search(r"Tor — level 2 half-orc fighter, dockhand", out) and "18 (chain mail, shield)" in out
     assert re.search(r"longsword +\+5 +1d8\+3 slashing +versatile", out) and "Relentless Endurance" in out
     assert "Wharf Friends" in out and "Languages: Common, Orc, Dwarvish" in out

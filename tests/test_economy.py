@@ -163,3 +163,31 @@ async def test_the_players_commands_keep_the_turn_too(table):
         await engine.player_attack(CHANNEL, other, "p", "longsword" if other == "u1" else "quarterstaff", "Rat")
     assert "(reaction)" in await engine.player_attack(CHANNEL, other, "p", "longsword" if other == "u1" else "quarterstaff",
                                                       "Rat", confirmed=True, reaction=True)
+
+
+def test_grapple_and_shove_are_contests_that_take_an_attack_and_refuse_the_too_big():
+    from engine.tools.grapple import grapple  # noqa: F401  (the tool, registered)
+
+    state = new_state()
+    assert call(ctx_for(state), '<start_combat>{"enemy": [{"monster": "goblin"}, {"monster": "ogre"}, '
+                                '{"monster": "giant ape"}]}</start_combat>').ok
+    turn_of(state, "Aria")
+    ctx = ctx_for(state, "combat")
+    shoved = call(ctx, '<grapple attacker="Aria" target="Goblin" kind="shove"/>')
+    assert shoved.ok and shoved.observation.startswith("Aria tries to shove Goblin: Athletics 1d20+5 → ")
+    assert ("knocked prone" in shoved.observation) == ("prone" in next(p for p in state.combat.order
+                                                                       if p.name == "Goblin").conditions)
+    assert "against Acrobatics 1d20+2 → " in shoved.observation  # the goblin's DEX +2 beats its Athletics (STR -1)
+    too_big = call(ctx, '<grapple attacker="Aria" target="Giant Ape"/>')
+    assert not too_big.ok and "Giant Ape is too big (huge) for Aria (medium) to grapple" in too_big.observation
+    second = call(ctx, '<grapple attacker="Aria" target="Ogre"/>')  # large: one size up is allowed
+    assert not second.ok and "no action left" in second.observation  # her one attack is spent
+    turn_of(state, "Aria")
+    for seed in range(40):
+        trial = GameState.model_validate(state.model_dump())
+        won = call(ctx_for(trial, "combat", seed=seed), '<grapple attacker="Aria" target="Ogre"/>')
+        if "is grappled" in won.observation:
+            assert "grappled" in next(p for p in trial.combat.order if p.name == "Ogre").conditions
+            break
+    else:
+        raise AssertionError("never won")

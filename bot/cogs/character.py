@@ -64,12 +64,14 @@ class CharacterCog(commands.GroupCog, group_name="char", group_description="Your
                 for key, b in BACKGROUNDS.items() if current.lower() in key][:25]
 
     @app_commands.command(name="levelup")
-    @app_commands.describe(hp="Hit points: the hit die's average (default) or a roll of it")
-    async def levelup(self, interaction: discord.Interaction, hp: Literal["average", "roll"] = "average") -> None:
+    @app_commands.describe(hp="Hit points: the hit die's average (default) or a roll of it",
+                           improve="At an Ability Score Improvement: one ability (+2) or two with a comma (+1 each)")
+    async def levelup(self, interaction: discord.Interaction, hp: Literal["average", "roll"] = "average",
+                      improve: app_commands.Range[str, 3, 40] | None = None) -> None:
         """Your character gains a level: hit points, a hit die, new class features."""
         await self.bot.ack_if_busy(interaction)
         ch, gained = await self.bot.engine.level_up(str(interaction.channel_id), str(interaction.user.id),
-                                                    interaction.user.display_name, roll=hp == "roll")
+                                                    interaction.user.display_name, roll=hp == "roll", improve=improve)
         await self.bot.announce(interaction, f"⬆️ {discord.utils.escape_markdown(gained.describe())}",
                                 embed=sheet_embed(ch))
 

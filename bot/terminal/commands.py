@@ -22,7 +22,7 @@ HELP = """Type what your character does, or @Name to speak to someone here. Comm
   /cast fire bolt at Goblin 1 [level 2] [adv|dis]   cast a spell of yours (commas between several targets)
   /attack longsword [at] Goblin 1 [adv|dis] [sneak] [smite 2] [offhand] [reaction]  attack with a weapon you carry
   /feature rage, /feature lay on hands on Aria [amount 5], /feature ki flurry of blows  a class feature of yours
-  /levelup [roll]    gain a level (hit points: the average, or roll the hit die)
+  /levelup [roll] [improve str, dex]  gain a level (hit points: the average, or roll the hit die)
   /deathsave         your dying character's death saving throw
   /award 300 [to Name, Name] [for why], /award milestone [to Name]  what the GM grants (you run this game)
   /inventory         what you carry      /quests       the quest log
@@ -153,12 +153,15 @@ async def _strike(t: Seat, act: Callable[[bool], Awaitable[str]]) -> str | None:
     return await act(True)
 
 async def levelup(t: Seat, how: str) -> None:
-    """`/levelup [roll]`: one level more; hit points by the average, or the hit die rolled."""
+    """`/levelup [roll] [improve strength, dex]`: one level more; hit points by the average, or the hit die rolled;
+    at an Ability Score Improvement, the abilities it raises."""
+    how, _, improve = how.partition("improve")
     if how.strip().lower() not in ("", "roll", "average"):
-        t.out("Usage: /levelup (average hit points) or /levelup roll.")
+        t.out("Usage: /levelup (average hit points) or /levelup roll; at an Ability Score Improvement add "
+              "improve strength (+2) or improve strength, dexterity (+1 each).")
         return
     _, gained = await t.engine.level_up(t.channel, t.user_id, t.user_name,
-                                           roll=how.strip().lower() == "roll")
+                                           roll=how.strip().lower() == "roll", improve=improve.strip() or None)
     t.out(wrap(f"⬆️ {gained.describe()}"))
 
 async def award(t: Seat, text: str) -> None:

@@ -11,7 +11,7 @@ from ..errors import BadInput
 from ..basics import xp_for
 from ..state import Character
 from . import data, spells
-from .checks import proficiency_bonus
+from .checks import ability_of, proficiency_bonus
 from .data import Feature
 
 MAX_LEVEL = 20
@@ -46,6 +46,7 @@ class LevelUp:
     features: list[Feature]
     learned: list[str] = field(default_factory=list)  # cantrips and spells the class's picks add at this level
     slots: str = ""  # the spell slots the new level gives, when they changed
+    improved: str = ""  # the Ability Score Improvement taken: "Strength +2 to 18"
 
     def describe(self) -> str:
         """The line the table and the GM read."""
@@ -58,6 +59,8 @@ class LevelUp:
             text += ". Learns " + ", ".join(self.learned)
         if self.slots:
             text += f". Spell slots: {self.slots}"
+        if self.improved:
+            text += f". Ability Score Improvement: {self.improved}"
         return text + "."
 
 
@@ -79,12 +82,44 @@ def progress(ch: Character, leveling: str) -> str:
     return f"{ch.xp:,}/{need:,} XP" + (" (level up ready: /levelup)" if ch.xp >= need else "")
 
 
-def level_up(ch: Character, rng: random.Random, rolled: bool = False, leveling: str = "xp") -> LevelUp:
+ASI = "Ability Score Improvement"
+
+
+def improvement(ch: Character, improve: str | None, level: int) -> dict[str, int]:
+    """The Ability Score Improvement the player chose for `level` ("strength": +2; "strength, dexterity": +1 each),
+    checked against the cap of 20; at a level without one, nothing (and a choice is refused). BadInput asks."""
+    cls = data.rules().classes.get(ch.char_class)
+    due = cls is not None and any(f.name == ASI for f in cls.features_at(level))
+    if not due:
+        if improve:
+            raise BadInput(f"Level {level} brings {ch.name} no Ability Score Improvement.")
+        return {}
+    if not improve:
+        raise BadInput(f"Level {level} brings {ch.name} an Ability Score Improvement: choose it with the level, "
+                       f"one ability +2 (improve: strength) or two +1 each (improve: strength, constitution); "
+                       f"no score above 20.")
+    names = [n.strip() for n in improve.replace("+", ",").split(",") if n.strip()]
+    abilities = [ability_of(n) for n in names]
+    if not 1 <= len(names) <= 2 or None in abilities or len(set(abilities)) != len(abilities):
+        raise BadInput("Name one ability (+2) or two different ones (+1 each): strength, dexterity, constitution, "
+                       "intelligence, wisdom, charisma (or str, dex, …).")
+    raised = {a: 2 // len(abilities) for a in abilities if a is not None}
+    over = [a for a, n in raised.items() if getattr(ch.abilities, a) + n > 20]
+    if over:
+        raise BadInput(f"{', '.join(a.capitalize() for a in over)} would rise above 20 (now "
+                       f"{', '.join(str(getattr(ch.abilities, a)) for a in over)}): choose another.")
+    return raised
+
+
+def level_up(ch: Character, rng: random.Random, rolled: bool = False, leveling: str = "xp",
+             improve: str | None = None) -> LevelUp:
     """Raise `ch` one level, in place, if the game has given it (`leveling`: by XP or by milestone, which it
     spends): hit points by the average (or the hit die rolled with `rng`, at least 1 in all) plus CON, one more hit
-    die; returns what changed."""
+    die, and at the levels that bring one the Ability Score Improvement the player chose (`improve`); returns what
+    changed."""
     if ch.level >= MAX_LEVEL:
         raise BadInput(f"{ch.name} is already level {MAX_LEVEL}, the highest there is.")
+    raised = improvement(ch, improve, ch.level + 1) if earned(ch, leveling) else {}
     if not earned(ch, leveling):
         if leveling == "milestone":
             raise BadInput(f"{ch.name} has no level to take: in this game the GM grants levels by milestone, when "
@@ -108,11 +143,19 @@ def level_up(ch: Character, rng: random.Random, rolled: bool = False, leveling: 
     if ch.hp > 0:  # someone down stays down until healed: the new hit points are their maximum's
         ch.hp += gained
     ch.hit_dice = min(ch.level, ch.hit_dice + 1)
+    if raised:
+        ch.abilities = ch.abilities.model_copy(update={a: getattr(ch.abilities, a) + n for a, n in raised.items()})
+        rise = ch.abilities.mod("constitution") - con  # a better CON modifier counts for every level, back to 1st
+        if rise:
+            ch.max_hp += rise * ch.level
+            if ch.hp > 0:
+                ch.hp += rise * ch.level
     cls = data.rules().classes.get(ch.char_class)
     features = cls.features_at(ch.level) if cls else []
     slots_before = spells.slots_for(ch.char_class, ch.level - 1)
     learned = spells.learn_new_spells(ch)  # the slots themselves follow the level: new ones are there at once
     slots = spells.slots_for(ch.char_class, ch.level)
     shown = ", ".join(f"{spells.ordinal(n)} {k}" for n, k in sorted(slots.items()) if k) if slots != slots_before else ""
+    improved = ", ".join(f"{a.capitalize()} +{n} to {getattr(ch.abilities, a)}" for a, n in raised.items())
     return LevelUp(ch.name, ch.level, gained, how, ch.max_hp, proficiency_bonus(ch.level),
-                   proficiency_bonus(ch.level) > before, features, learned, shown)
+                   proficiency_bonus(ch.level) > before, features, learned, shown, improved)

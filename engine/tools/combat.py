@@ -96,7 +96,7 @@ def start_combat(ctx: ToolContext, args: StartCombatArgs) -> str:
                                      hp=template.hp, max_hp=template.hp, attacks=template.attacks,
                                      actions=template.actions, abilities=template.abilities, cr=template.cr,
                                      defences=template.defences, saves=template.saves,
-                                     kind=_kind(template.monster)))
+                                     kind=_kind(template.monster), monster=template.monster))
     for npc in foes:  # an NPC who fights keeps its own sheet: its hit points and stat block are the NPC's
         taken.add(npc.id)
         order.append(Participant(id=npc.id, name=npc.name, faction="enemy", ac=npc.ac, cr=npc.cr,
