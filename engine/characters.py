@@ -13,6 +13,7 @@ from pydantic import Field, NonNegativeInt, PositiveInt, ValidationError, field_
 from .errors import BadInput
 from .rules import SKILLS, origins, spells
 from .rules.data import Background, ClassData, Species, background as find_background, rules, species as find_species
+from .rules.choices import check_choices
 from .rules.equipment import armor_class
 from .rules.levels import extra_hp, max_hit_points
 from .basics import ABILITIES, Abilities, Currency, Item, Model, modifier, xp_for
@@ -66,11 +67,12 @@ def ability_scores(scores: str | None, class_name: str, rng: random.Random) -> t
 
 def make_character(owner_id: str, name: str, class_name: str, level: int = 1, abilities: Abilities | None = None,
                    species: str | None = None, background: str | None = None, *,
-                   increases: bool = True) -> Character:
+                   increases: bool = True, expertise: list[str] | None = None, style: str | None = None) -> Character:
     """A ready-to-play character: the standard array by class (or the scores given) raised by the species
     (unless `increases` is off: scores already final, as an imported sheet's), hit points by level, the class's
     and background's equipment, AC from the armour in it, and skills from class, background and species.
-    The species defaults to human, the background to the class's usual one."""
+    The species defaults to human, the background to the class's usual one; `expertise` (skills it is proficient in)
+    and `style` (a fighting style) are the class's choices, its usual ones when not given (engine/rules/choices.py)."""
     name = " ".join(name.split())
     cls = CLASSES.get(class_name.strip().lower())
     if cls is None:
@@ -104,6 +106,7 @@ def make_character(owner_id: str, name: str, class_name: str, level: int = 1, ab
                          background=bg.name, cantrips=cantrips, spells=known)
         max_hp = max_hit_points(cls.hit_die, modifier(abilities.constitution), level, extra_hp(made))
         made.max_hp = made.hp = max_hp
+        made.expertise, made.fighting_style = check_choices(cls.name, level, made.skills, expertise, style)
         made.ac = armor_class(made).value
         return made
     except ValidationError as exc:  # pragma: no cover - the checks above keep every class valid

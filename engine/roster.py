@@ -23,7 +23,8 @@ class Roster(Core):
 
     async def create_character_scored(self, channel_id: str, owner_id: str, name: str, char_class: str,
                                       level: int | None = None, scores: str | None = None,
-                                      species: str | None = None, background: str | None = None
+                                      species: str | None = None, background: str | None = None,
+                                      expertise: list[str] | None = None, style: str | None = None
                                       ) -> tuple[Character, str]:
         """A new character and how its ability scores were made. `level`: the game's starting level, or below it.
         `scores`: standard, roll (4d6 dropping the lowest, with the engine's dice) or six numbers (STR DEX CON INT
@@ -33,11 +34,12 @@ class Roster(Core):
         start = (await self.state(channel_id)).starting_level
         level = start if level is None else level
         _within_start(level, start)
-        make_character(owner_id, name, char_class, level, None, species, background)  # refusals before any roll
+        make_character(owner_id, name, char_class, level, None, species, background, expertise=expertise,
+                       style=style)  # refusals before any roll
         abilities, made = ability_scores(scores, char_class, self.deps.rng)
         character = await self._join(channel_id, owner_id,
                                      lambda: make_character(owner_id, name, char_class, level, abilities, species,
-                                                            background),
+                                                            background, expertise=expertise, style=style),
                                      None if abilities is None else f"'s ability scores come from {made}.")
         return character, made
 

@@ -30,6 +30,8 @@ class Character(Model):
     effects: list[Effect] = Field(default_factory=list)  # spells on it that change its numbers
     saves: list[str] = Field(default_factory=list)  # saving-throw proficiencies (empty: its class's, engine/rules/checks.py)
     skills: list[str] = Field(default_factory=list)  # skill proficiencies (empty: its class's usual picks)
+    expertise: list[str] = Field(default_factory=list, max_length=4)  # skills of double proficiency (engine/rules/choices.py)
+    fighting_style: str | None = Field(None, max_length=40)  # a fighter's, paladin's or ranger's (none: the usual)
     # engine/rules/data: None for characters made before species and backgrounds were kept
     species: str | None = None
     background: str | None = None

@@ -198,11 +198,11 @@ def test_armour_that_changes_hands_changes_the_armour_class(state):
     from tests.conftest import ctx_for
 
     aria = state.characters["u1"]
-    assert aria.ac == 18
+    assert aria.ac == 19  # chain mail 16, Defense 1, shield 2
     assert call(ctx_for(state), '<modify_inventory item="chain mail" quantity="-1" character="Aria"/>').ok
     assert aria.ac == 10 + 2 + 2  # DEX and the shield
     assert call(ctx_for(state), '<modify_inventory item="plate armor" quantity="1" character="Aria"/>').ok
-    assert aria.ac == 18 + 2
+    assert aria.ac == 19 + 2
     state.characters["u3"] = given = import_character("u3", {"name": "Vex", "class": "rogue", "ac": 17})
     assert call(ctx_for(state), '<modify_inventory item="leather armor" quantity="-1" character="Vex"/>').ok
     assert given.ac == 17  # an AC set by hand stays as it was given

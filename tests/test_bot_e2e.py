@@ -932,7 +932,7 @@ async def test_a_character_is_imported_from_an_attached_file(fake, bot, model):
     said = await (await fake.interaction("char import", {"file": ("vex.json", good)}, user="alice")).wait_response()
     embed = said["data"]["embeds"][0]
     assert said["data"]["content"] == "**Vex** the human rogue joins the party." and embed["title"] == "Vex"
-    assert any(f["name"] == "Proficiencies" and "skills: Stealth, Acrobatics" in f["value"] for f in embed["fields"])
+    assert any(f["name"] == "Proficiencies" and "skills: Stealth (expertise), Acrobatics (expertise)" in f["value"] for f in embed["fields"])
     bad = await (await fake.interaction("char import", {"file": ("zed.json", b'{"name": "Zed", "class": "rogue", '
                                                                               b'"lvl": 2}')}, user="bob")).wait_response()
     assert bad["data"]["flags"] & 64 and "'lvl' is not a field here: did you mean 'level'?" in bad["data"]["content"]

@@ -41,10 +41,10 @@ def test_without_an_ac_the_imported_pack_sets_it():
     kit = make_character("u1", "Aria", "fighter")  # the class kit: chain mail and a shield
     plate = import_character("u1", {"name": "Aria", "class": "fighter", "abilities": {"dexterity": 14},
                                     "inventory": [{"name": "plate armor"}, {"name": "shield"}]})
-    assert plate.ac == 18 + 2 != kit.ac  # plate (no Dexterity) and a shield, not the kit's chain mail
+    assert plate.ac == 18 + 1 + 2 != kit.ac  # plate (no Dexterity), Defense and a shield, not the kit's chain mail
     leather = import_character("u1", {"name": "Aria", "class": "fighter", "abilities": {"dexterity": 14},
                                       "inventory": [{"name": "leather armor"}]})
-    assert leather.ac == 11 + 2
+    assert leather.ac == 11 + 2 + 1  # leather, DEX, Defense
     monk = import_character("u1", {"name": "Sen", "class": "monk", "abilities": {"dexterity": 16, "wisdom": 14},
                                    "inventory": [{"name": "quarterstaff"}]})
     assert monk.ac == 10 + 3 + 2  # unarmoured defence

@@ -81,7 +81,7 @@ def test_a_background_adds_skills_gear_and_coin_and_duplicates_are_replaced():
 def test_armour_class_comes_from_the_armour_carried():
     fighter = make_character("u", "Aria", "fighter")
     worn = armor_class(fighter)
-    assert (fighter.ac, worn.describe()) == (18, "18 (chain mail, shield)")  # 16 + shield 2; heavy armour: no DEX
+    assert (fighter.ac, worn.describe()) == (19, "19 (chain mail, defense style, shield)")  # 16 + Defense 1 + shield 2; heavy armour: no DEX
     rogue = make_character("u", "Vex", "rogue")
     assert armor_class(rogue).describe() == f"{11 + rogue.abilities.mod('dexterity')} (leather armor)"
     ranger = make_character("u", "Lyr", "ranger")  # DEX 16: scale mail caps the bonus at +2
@@ -116,7 +116,7 @@ def test_characters_saved_before_species_still_load_and_read_as_before():
            "inventory": [{"name": "longsword"}, {"name": "shield"}, {"name": "chain mail"}]}
     ch = Character.model_validate(old)
     assert ch.species is None and ch.background is None and origins.speed(ch) == 30 and origins.languages(ch) == []
-    assert armor_class(ch).describe() == "18 (chain mail, shield)"
+    assert armor_class(ch).describe() == "19 (chain mail, defense style, shield)"
     assert [w.name for w in carried_weapons(ch)] == ["longsword"] and origins.origin(ch) == "fighter"
 
 

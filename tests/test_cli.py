@@ -570,7 +570,7 @@ def test_checks_and_saves_from_the_sheet_at_the_keyboard(tmp_path, capsys):
     assert re.search(r"🎲 Bo: Intelligence saving throw \(proficient\) 1d20\+4 → \d+", out)
     assert "Say what to roll: /check stealth" in out and "Did you mean stealth?" in out
     # an alley runner: sleight of hand and stealth from the background, so the class takes two more of its list
-    assert "Proficiency +2 · saves: Dexterity, Intelligence · skills: Perception, Deception, Acrobatics, " \
+    assert "Proficiency +2 · saves: Dexterity, Intelligence · skills: Perception (expertise), Deception (expertise), Acrobatics, " \
            "Investigation, Sleight of Hand, Stealth" in out
 
 
@@ -631,7 +631,7 @@ def test_species_background_attacks_and_levels_at_the_keyboard(tmp_path, capsys)
     assert "Tor gains 300 XP for the bridge. Tor has earned a level: the player may take it with /levelup." in out
     assert re.search(r"⬆️ Tor reaches level 2: \+\d+ HP \(rolled 1d10 → \d+, CON \+2\), max HP \d+\. New: Action Surge", out)
     assert "Usage: /levelup (average hit points) or /levelup roll; at an Ability Score Improvement" in out
-    assert re.search(r"Tor — level 2 half-orc fighter, dockhand", out) and "18 (chain mail, shield)" in out
+    assert re.search(r"Tor — level 2 half-orc fighter, dockhand", out) and "19 (chain mail, defense style, shield)" in out
     assert re.search(r"longsword +\+5 +1d8\+3 slashing +versatile", out) and "Relentless Endurance" in out
     assert "Wharf Friends" in out and "Languages: Common, Orc, Dwarvish" in out
 

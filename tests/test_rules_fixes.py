@@ -18,6 +18,7 @@ from tests.conftest import call, ctx_for
 
 def wearing(armour: str, cls: str = "fighter", species: str = "human", **scores: int):
     ch = make_character("u", "Tess", cls, species=species)
+    ch.fighting_style = "dueling"  # not Defense: the armour's own AC is what these tests read
     ch.inventory = [Item(name=armour)]
     for ability, value in scores.items():
         setattr(ch.abilities, ability, value)

@@ -82,7 +82,7 @@ def test_sheet_status_and_tracker_are_tables(state):
     ch = state.characters["u1"]
     text = sheet(ch, ansi=False)
     assert text.startswith("Aria — level 1 human fighter, sellsword\n")
-    assert re.search(r"HP +AC +Speed +Hit dice +Conditions\n─+\n\d+/\d+ +18 \(chain mail, shield\) +30 ft +1d10 +none", text)
+    assert re.search(r"HP +AC +Speed +Hit dice +Conditions\n─+\n\d+/\d+ +19 \(chain mail, defense style, shield\) +30 ft +1d10 +none", text)
     assert re.search(r"Weapon +To hit +Damage +Properties\n─+\nlongsword +\+5 +1d8\+3 slashing +versatile\n"
                      r"light crossbow +\+4 +1d8\+2 piercing +ammunition, loading, two-handed, range 80/320\n", text)
     assert "Features and traits: Fighting Style, Second Wind, Versatile, Old Company" in text

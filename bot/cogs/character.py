@@ -33,17 +33,25 @@ class CharacterCog(commands.GroupCog, group_name="char", group_description="Your
                                   "(the standard array in any order, or a 27-point buy)",
                            species="Human (default), dwarf, elf, halfling, dragonborn, gnome, half-elf, half-orc, "
                                    "tiefling",
-                           background="Where your character comes from (default: the class's usual one)")
+                           background="Where your character comes from (default: the class's usual one)",
+                           expertise="Rogue or bard: skills you are proficient in to double (commas between)",
+                           style="Fighter, paladin or ranger: your fighting style (default: defense; archery for "
+                                 "a ranger)")
     @app_commands.rename(char_class="class")
     async def create(self, interaction: discord.Interaction, name: app_commands.Range[str, 1, 40], char_class: str,
                      level: app_commands.Range[int, 1, 20] | None = None,
                      scores: app_commands.Range[str, 1, 40] | None = None,
                      species: app_commands.Range[str, 1, 40] | None = None,
-                     background: app_commands.Range[str, 1, 40] | None = None) -> None:
+                     background: app_commands.Range[str, 1, 40] | None = None,
+                     expertise: app_commands.Range[str, 1, 120] | None = None,
+                     style: Literal["archery", "defense", "dueling", "great weapon fighting", "protection",
+                                    "two-weapon fighting"] | None = None) -> None:
         """Make your character for this game."""
         await self.bot.ack_if_busy(interaction)
+        picks = [s for s in (expertise or "").split(",") if s.strip()] or None
         ch, made = await self.bot.engine.create_character_scored(str(interaction.channel_id), str(interaction.user.id),
-                                                                 name, char_class, level, scores, species, background)
+                                                                 name, char_class, level, scores, species, background,
+                                                                 picks, style)
         how = f" Ability scores: {made}." if scores else ""
         await self.bot.announce(interaction, f"**{discord.utils.escape_markdown(ch.name)}** the {origin(ch)} joins "
                                              f"the party.{how}", embed=sheet_embed(ch))

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from ..dice import Roll, roll
 from ..errors import BadInput
 from ..state import Character
-from . import data
+from . import choices, data
 from .checks import Mode, proficiency_bonus
 from .data import Weapon
 from .equipment import carried_weapons, proficient
@@ -65,9 +65,14 @@ def profile(ch: Character, weapon: Weapon) -> Attack:
     trained = proficient(ch, weapon)
     mod = ch.abilities.mod(ability)
     shield = any(a is not None and a.category == "shield" for a in (data.armor(i.name) for i in ch.inventory))
+    two_hands = weapon.has("two-handed") or bool(weapon.versatile and not shield)
     dice = weapon.versatile if weapon.versatile and not shield else weapon.damage
-    return Attack(weapon, ability, trained, mod + (proficiency_bonus(ch.level) if trained else 0),
-                  damage_expression(dice, mod))
+    style = choices.style_of(ch)
+    to_hit = mod + (proficiency_bonus(ch.level) if trained else 0) + (2 if style == "archery" and weapon.kind == "ranged" else 0)
+    extra = 2 if style == "dueling" and weapon.kind == "melee" and not two_hands else 0
+    if style == "great weapon fighting" and weapon.kind == "melee" and two_hands:
+        dice = _DICE_TERM.sub(lambda m: f"{m.group(0)}ro<3", dice)  # 1s and 2s rerolled once
+    return Attack(weapon, ability, trained, to_hit, damage_expression(dice, mod + extra))
 
 
 # Fists, feet, a headbutt: every character has them, and is proficient (SRD: 1 + STR bludgeoning damage).

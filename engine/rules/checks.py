@@ -12,7 +12,7 @@ from ..dice import Roll, roll
 from ..errors import BadInput
 from ..basics import ABILITIES, SKILLS
 from ..state import Character
-from . import conditions, effects, features
+from . import choices, conditions, effects, features
 from .equipment import worn_armor
 
 SHORT = {"str": "strength", "dex": "dexterity", "con": "constitution", "int": "intelligence", "wis": "wisdom",
@@ -73,11 +73,19 @@ class Check:
         return text if dc is None else f"{text} vs DC {dc}: {'success' if self.roll.total >= dc else 'failure'}"
 
 
+def expertise(ch: Character) -> list[str]:
+    """The skills the character has Expertise in (engine/rules/choices.py)."""
+    return choices.expertise_of(ch, list(skills_of(ch)))
+
+
 def proficiencies(ch: Character) -> str:
-    """The sheet's line of proficiencies: the bonus, the saves and the skills."""
+    """The sheet's line of proficiencies: the bonus, the saves, the skills (Expertise marked) and a fighting style."""
     saves = ", ".join(a.capitalize() for a in saves_of(ch)) or "none"
-    skills = ", ".join(title(s) for s in skills_of(ch)) or "none"
-    return f"Proficiency +{proficiency_bonus(ch.level)} · saves: {saves} · skills: {skills}"
+    doubled = expertise(ch)
+    skills = ", ".join(title(s) + (" (expertise)" if s in doubled else "") for s in skills_of(ch)) or "none"
+    style = choices.style_of(ch)
+    return (f"Proficiency +{proficiency_bonus(ch.level)} · saves: {saves} · skills: {skills}"
+            + (f" · fighting style: {style}" if style else ""))
 
 
 def ability_of(what: str) -> str | None:
@@ -104,6 +112,9 @@ def check(ch: Character, what: str, rng: random.Random, mode: Mode = None, *, sa
         raise BadInput(f"'{what}' is neither a skill nor an ability." + (f" Did you mean {close[0]}?" if close else "")
                        + f" Skills: {', '.join(SKILLS)}.")
     bonus = ch.abilities.mod(ability) + (proficiency_bonus(ch.level) if proficient else 0)
+    if not save and proficient and key in expertise(ch):  # Expertise: the proficiency bonus twice
+        bonus += proficiency_bonus(ch.level)
+        label += " (expertise)"
     gained, feature = (0, "") if save or proficient else features.half_proficiency(ch, ability)
     if save:
         gained, feature = features.save_bonus(ch)  # Aura of Protection

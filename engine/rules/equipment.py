@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..state import Character
-from . import data
+from . import choices, data
 from .data import Weapon
 
 
@@ -34,8 +34,12 @@ def armor_class(ch: Character) -> ArmorClass:
         un = cls.unarmored
         options.append((un.base + dex + sum(ch.abilities.mod(a) for a in un.abilities), "unarmoured defence", un.shield))
     options.append((10 + dex, "no armour", True))
+    armoured = {a.name for a in carried if a.category != "shield"}
+    defense = choices.style_of(ch) == "defense"
     best = ArmorClass(0, "")
     for value, source, with_shield in options:
+        if defense and source in armoured:  # the Defense fighting style: +1 while wearing armour
+            value, source = value + 1, f"{source}, defense style"
         if shield is not None and with_shield:
             value, source = value + shield.ac, f"{source}, shield" if source != "no armour" else "shield"
         if value > best.value:

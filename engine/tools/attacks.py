@@ -12,7 +12,7 @@ from ..basics import DAMAGE_DICE, DamageType, Effect
 from ..dice import Roll, roll as roll_dice
 from ..errors import BadInput, ToolError
 from ..hostility import require_consent
-from ..rules import conditions, economy, effects, features, spells as slots
+from ..rules import choices, conditions, economy, effects, features, spells as slots
 from ..rules.attacks import (UNARMED_NAMES, Attack, critical as doubled, damage_expression, find_weapon, profile, swing,
                              too_heavy)
 from ..rules.checks import Mode
@@ -163,8 +163,8 @@ def weapon_attack(ctx: ToolContext, ch: Character, weapon: str, target: str | No
     if smite is not None:
         _can_smite(ch, attack_, smite)
     used = _spend_turn(ctx, ch, turn, light=melee and w.has("light"), offhand=offhand, reaction=reaction)
-    if offhand:  # the off hand adds no ability modifier to its damage, unless it is negative
-        mod = ch.abilities.mod(attack_.ability)
+    if offhand and choices.style_of(ch) != "two-weapon fighting":  # the off hand adds no ability modifier to its
+        mod = ch.abilities.mod(attack_.ability)                       # damage, unless negative (or the style says)
         attack_ = dc_replace(attack_, damage=damage_expression(w.damage, min(0, mod)))
     if melee and attack_.ability == "strength":  # Rage: more damage on Strength melee hits
         raging, _ = effects.melee_damage(ch)
