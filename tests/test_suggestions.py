@@ -258,3 +258,18 @@ def test_a_message_of_no_words_breaks_no_rule(state):
             with capture_logs() as logs:
                 assert suggest(state, message, agent) == []
             assert [e for e in logs if e["event"] == "suggestion_rule_failed"] == []
+
+
+def test_a_class_feature_named_suggests_using_it_and_a_shove_the_contest(state):
+    from engine.characters import make_character
+
+    state.characters["u3"] = make_character("u3", "Korg", "barbarian", 3)
+    raging = suggest(state, "I let out a roar and rage at the bandits!", C, actor_id="u3")
+    assert any(s.tool == "use_feature" and s.args == {"character": "Korg", "feature": "Rage"} for s in raging)
+    assert not any(s.tool == "use_feature" for s in suggest(state, "I rage at the bandits!", C, actor_id="u1"))  # a fighter
+    turned = suggest(state, "Kira, turn undead on the skeletons!", C, actor_id="u1")
+    assert not any(s.tool == "use_feature" for s in turned)  # Aria is no cleric
+    shoved = suggest(state, "I shove the smuggler into the harbour.", C, actor_id="u1")
+    assert any(s.tool == "grapple" and s.args == {"kind": "shove"} for s in shoved)
+    held = suggest(state, "I grapple the thug and pin him down.", N, actor_id="u1")
+    assert any(s.tool == "grapple" and s.args == {"kind": "grapple"} for s in held)

@@ -20,7 +20,7 @@ from ..basics import AgentType
 from ..entities import NPC
 from ..state import GameState
 from ..tools import TOOLS
-from . import goods, moves  # noqa: F401  (registers the rules, goods first)
+from . import goods, moves, prowess  # noqa: F401  (registers the rules, goods first)
 from .goods import changes_hands
 from .learned import classify
 from .lexicon import LEXICON
