@@ -131,7 +131,7 @@ class PlayerActions(Core):
             in_party(state, character)
             on_turn(state, character)
             ctx = self._player_context(state, owner_id)
-            text = use_feature(ctx, character, feature, target, amount, option, slot)
+            text = use_feature(ctx, character, feature, target, amount, option, slot, confirmed=False)
             text += "".join(f" {line}" for line in effects.settle(state))
             state.turn += 1
             lines.append(Message(channel_id=channel_id, author_id=owner_id, author_name=author_name,

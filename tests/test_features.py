@@ -326,3 +326,46 @@ def test_the_terminal_reads_feature_and_attack_words():
         ("Channel Divinity", "turn undead", "Zombie 1, Zombie 2", None, None)
     assert parse_feature("sorcery points slot 2") == ("Sorcery Points", None, None, None, 2)
     assert parse_feature("rage") == ("Rage", None, None, None, None) and parse_feature("fly away") is None
+
+
+def test_a_dragonborns_breath_weapon_saves_for_half_and_comes_back_on_a_short_rest():
+    state = new_state()
+    drake = join(state, "u3", "Vyr", "fighter", 6, species="dragonborn")
+    fight(state, '{"name": "Bandit 1", "hp": 40, "ac": 12}', '{"name": "Bandit 2", "hp": 40, "ac": 12}')
+    turn_of(state, "Vyr")
+    said = use(ctx_for(state, actor="u3"), drake, "breath weapon", "Bandit 1, Bandit 2")
+    dc = 8 + drake.abilities.mod("constitution") + 3
+    assert re.match(rf"Vyr breathes fire: 3d6 → (\d+); Dexterity save DC {dc}\. Bandit 1: 1d20 → \d+, (success, half|"
+                    r"failure, full) damage\. Bandit 1 takes \d+ damage", said), said
+    assert "Breath Weapon 0/1 (short rest)" in features.lines(drake)[0]
+    with pytest.raises(BadInput, match="0 uses of Breath Weapon left"):
+        turn_of(state, "Vyr")
+        use(ctx_for(state, actor="u3"), drake, "breath weapon", "Bandit 1")
+    assert [features.breath_dice(n) for n in (1, 6, 11, 16)] == ["2d6", "3d6", "4d6", "5d6"]
+
+
+async def test_a_players_breath_at_someone_who_is_no_enemy_is_refused(table):
+    state = await table.state()
+    assert state.present_npcs()
+    await table.engine.create_character(CHANNEL, "u3", "Vyr", "fighter", species="dragonborn")
+    npc = state.present_npcs()[0].name
+    with pytest.raises(BadInput, match="no enemy: breathe on them in the story"):
+        await table.engine.use_feature(CHANNEL, "u3", "v", "breath weapon", npc)
+    assert (await table.state()).find_character("Vyr").used == {}
+
+
+def test_species_advantage_on_saves_against_poison_magic_fear_and_charm():
+    dwarf = make_character("u", "Bo", "fighter", 1, species="dwarf")
+    assert check(dwarf, "constitution", random.Random(1), save=True, against="poison").roll.expression.endswith(" adv")
+    assert not check(dwarf, "constitution", random.Random(1), save=True).roll.expression.endswith(" adv")
+    gnome = make_character("u", "Fizz", "wizard", 1, species="gnome")
+    assert "advantage: Gnome Cunning" in check(gnome, "wisdom", random.Random(1), save=True, against="magic").label
+    assert "Gnome Cunning" not in check(gnome, "dexterity", random.Random(1), save=True, against="magic").label
+    halfling = make_character("u", "Pip", "rogue", 1, species="halfling")
+    assert "advantage: Brave" in check(halfling, "wisdom", random.Random(1), save=True, against="fear").label
+    elf = make_character("u", "Ael", "wizard", 1, species="elf")
+    assert "advantage: Fey Ancestry" in check(elf, "wisdom", random.Random(1), save=True, against="charm").label
+    state = new_state()
+    state.characters["u3"] = dwarf
+    told = call(ctx_for(state), '<saving_throw character="Bo" ability="constitution" dc="12" against="poison"/>')
+    assert told.ok and "Dwarven Resilience" in told.observation

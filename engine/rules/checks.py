@@ -93,9 +93,11 @@ def ability_of(what: str) -> str | None:
     return SHORT.get(key[:3]) if key[:3] in SHORT and (key in SHORT or key in ABILITIES) else None
 
 
-def check(ch: Character, what: str, rng: random.Random, mode: Mode = None, *, save: bool = False) -> Check:
+def check(ch: Character, what: str, rng: random.Random, mode: Mode = None, *, save: bool = False,
+          against: str | None = None) -> Check:
     """A skill or ability check (`save`: a saving throw) by the sheet: the ability's modifier, plus the
-    proficiency bonus when the character is proficient, on 1d20 (2d20 keeping one with advantage/disadvantage)."""
+    proficiency bonus when the character is proficient, on 1d20 (2d20 keeping one with advantage/disadvantage).
+    `against`: what a save resists (poison, magic, fear, charm), for the species traits that give advantage."""
     key = " ".join(what.strip().lower().split())
     ability = ability_of(key)
     if save:
@@ -127,7 +129,8 @@ def check(ch: Character, what: str, rng: random.Random, mode: Mode = None, *, sa
             return Check(label + f" (fails: {failed})", ability, proficient, bonus,
                          Roll(f"no roll ({failed})", 0, "an automatic failure", None))
         mode, why = conditions.save_mode(mode, ch.conditions, ability,
-                                         effects.save_advantage(ch, ability) + features.save_advantage(ch, ability))
+                                         effects.save_advantage(ch, ability) + features.save_advantage(ch, ability)
+                                         + features.species_advantage(ch, ability, against))
         added, spells = effects.roll_terms(ch, "save", ability)
     else:
         mode, why = conditions.check_mode(mode, ch.conditions, effects.check_advantage(ch, ability))

@@ -38,6 +38,7 @@ class Resource:
     recharge: Callable[[Character], Recharge]
     unit: str = "use"  # "ki point", "hit point": what one of `uses` is
     text: str = ""  # what spending it does, for the agents and /help
+    species: str | None = None  # a species' trait rather than a class's (`cls` is then "")
 
     def left(self, ch: Character) -> int:
         return max(0, self.uses(ch) - ch.used.get(self.name, 0))
@@ -83,6 +84,8 @@ RESOURCES: tuple[Resource, ...] = (
     Resource("Wild Shape", "druid", 2, lambda ch: 2, _short, text="take a beast's shape (the GM plays it out)"),
     Resource("Arcane Recovery", "wizard", 1, lambda ch: 1, _long,
              text="after a short rest, regain spent slots worth up to half your level (none of 6th level or above)"),
+    Resource("Breath Weapon", "", 1, lambda ch: 1, _short, species="dragonborn",
+             text="a 15-foot cone of the ancestry's element at the creatures named: a Dexterity save for half"),
 )
 
 SLOT_COST = {1: 2, 2: 3, 3: 5, 4: 6, 5: 7}  # sorcery points for a slot of each level (Flexible Casting)
@@ -90,7 +93,8 @@ SLOT_COST = {1: 2, 2: 3, 3: 5, 4: 6, 5: 7}  # sorcery points for a slot of each 
 
 def resources(ch: Character) -> list[Resource]:
     """The spendable features the character's class gives at their level."""
-    return [r for r in RESOURCES if r.cls == ch.char_class and ch.level >= r.level]
+    return [r for r in RESOURCES if (r.cls == ch.char_class or (r.species is not None and r.species == ch.species))
+            and ch.level >= r.level]
 
 
 def resource(ch: Character, name: str) -> Resource:
@@ -162,6 +166,26 @@ def save_advantage(ch: Character, ability: str) -> list[str]:
     return []
 
 
+Against = Literal["poison", "magic", "fear", "charm"]
+_SPECIES_SAVES: dict[str, tuple[str, str, tuple[str, ...]]] = {  # species: (against, trait, abilities: () for all)
+    "dwarf": ("poison", "Dwarven Resilience", ()),
+    "gnome": ("magic", "Gnome Cunning", ("intelligence", "wisdom", "charisma")),
+    "halfling": ("fear", "Brave", ()),
+    "elf": ("charm", "Fey Ancestry", ()),
+    "half-elf": ("charm", "Fey Ancestry", ()),
+}
+
+
+def species_advantage(ch: Character, ability: str, against: str | None) -> list[str]:
+    """A species trait's advantage on a save against something: a dwarf's against poison (Dwarven Resilience), a
+    gnome's Intelligence, Wisdom and Charisma saves against magic (Gnome Cunning), a halfling's against being
+    frightened (Brave), an elf's and half-elf's against being charmed (Fey Ancestry)."""
+    found = _SPECIES_SAVES.get(ch.species or "")
+    if found is None or against != found[0] or (found[2] and ability not in found[2]):
+        return []
+    return [found[1]]
+
+
 def crit_range(ch: Character) -> int:
     """The lowest natural d20 that is a critical hit with a weapon: 19 for a champion at 3rd, 18 at 15th."""
     if ch.char_class == "fighter" and ch.level >= 15:
@@ -199,6 +223,11 @@ def healing_bonus(ch: Character, slot: int | None) -> int:
 def evasion(ch: Character) -> bool:
     """Evasion (rogue 7th, monk 7th): a Dexterity save for half damage takes none on a success, half on a failure."""
     return ch.char_class in ("rogue", "monk") and ch.level >= 7
+
+
+def breath_dice(level: int) -> str:
+    """A dragonborn's breath: 2d6, 3d6 at 6th level, 4d6 at 11th, 5d6 at 16th."""
+    return f"{2 + (level >= 6) + (level >= 11) + (level >= 16)}d6"
 
 
 def rage_damage(level: int) -> int:
@@ -307,7 +336,7 @@ def arcane_recovery(ch: Character) -> str:
     return f"{ch.name} uses Arcane Recovery: {', '.join(f'a level-{lv} slot' for lv in back)} back."
 
 
-__all__ = ["RESOURCES", "Resource", "action_surge", "arcane_recovery", "brutal_dice", "crit_range", "evasion",
+__all__ = ["RESOURCES", "Resource", "action_surge", "arcane_recovery", "breath_dice", "brutal_dice", "crit_range", "evasion",
            "extra_speed", "flexible_casting", "half_proficiency", "healing_bonus", "inspire", "ki", "lines",
            "rage", "rage_damage", "recover", "resource", "resources", "sacred_weapon", "save_advantage", "save_bonus",
            "second_wind", "sneak_dice", "spend"]

@@ -37,6 +37,7 @@ class SaveArgs(Args):
     ability: str = Field(min_length=1, max_length=20)
     dc: int | None = Field(None, ge=1, le=40)
     advantage: Literal["advantage", "disadvantage"] | None = None
+    against: Literal["poison", "magic", "fear", "charm"] | None = None  # what it resists: some species have advantage
 
 
 @tool(example='<ability_check character="Aria" skill="stealth" dc="15"/>; for a secret or closed way with a DC: '
@@ -61,7 +62,8 @@ def saving_throw(ctx: ToolContext, args: SaveArgs) -> str:
     the trap, spell or poison: a player character's from their sheet, a creature's or person's from their stat
     block (its proficient saves, else its scores); narrate the result it gives."""
     if ctx.state.find_character(args.character) is not None:
-        return _rolled(ctx, _character(ctx, args.character), args.ability, args.dc, args.advantage, save=True)
+        return _rolled(ctx, _character(ctx, args.character), args.ability, args.dc, args.advantage, save=True,
+                       against=args.against)
     ability = ability_of(args.ability)
     if ability is None:
         raise ToolError(f"'{args.ability}' is not an ability (strength, dexterity, constitution, intelligence, "
@@ -135,14 +137,16 @@ def _against_obstacle(ctx: ToolContext, ch: Character, args: CheckArgs, ref: str
     return Told(" ".join([said + ".", *found]), public)
 
 
-def _check(ctx: ToolContext, ch: Character, what: str, mode: str | None, *, save: bool) -> Check:
+def _check(ctx: ToolContext, ch: Character, what: str, mode: str | None, *, save: bool,
+           against: str | None = None) -> Check:
     try:
-        return check(ch, what, ctx.rng, mode, save=save)  # type: ignore[arg-type]
+        return check(ch, what, ctx.rng, mode, save=save, against=against)  # type: ignore[arg-type]
     except BadInput as exc:
         raise ToolError(exc.message.rstrip(".")) from None  # the registry ends the sentence
 
 
-def _rolled(ctx: ToolContext, ch: Character, what: str, dc: int | None, mode: str | None, *, save: bool) -> Told:
-    result = _check(ctx, ch, what, mode, save=save)
+def _rolled(ctx: ToolContext, ch: Character, what: str, dc: int | None, mode: str | None, *, save: bool,
+            against: str | None = None) -> Told:
+    result = _check(ctx, ch, what, mode, save=save, against=against)
     said = f"{ch.name}'s {result.outcome(dc)}"
     return Told(said + ("" if dc is not None else " (no DC given: judge the total yourself)"), said)

@@ -7,11 +7,14 @@ from __future__ import annotations
 from pydantic import Field
 
 from .. import bestiary
+from ..dice import roll
 from ..errors import BadInput, ToolError
-from ..rules import economy, features
+from ..hostility import ConfirmAttack, require_consent
+from ..rules import check, economy, features
+from ..rules.origins import species_of
 from ..rules.checks import creature_save_roll, proficiency_bonus
 from ..rules.equipment import worn_armor
-from ..rules.spells import save_dc, slots_for
+from ..rules.spells import AREA_TARGETS, save_dc, slots_for
 from ..state import Character, Participant, Timed
 from .afflictions import combatant_of
 from .hitpoints import Target, _apply_hp, resolve_hp_target
@@ -42,8 +45,10 @@ def use_feature(ctx: ToolContext, args: FeatureArgs) -> str:
 
 
 def use(ctx: ToolContext, ch: Character, name: str, target: str | None = None, amount: int | None = None,
-        option: str | None = None, slot: int | None = None) -> str:
-    """Use one of `ch`'s spendable features; BadInput (before anything changes) says why it cannot be."""
+        option: str | None = None, slot: int | None = None, *, confirmed: bool = True) -> str:
+    """Use one of `ch`'s spendable features; BadInput (before anything changes) says why it cannot be. A harmful one
+    (Breath Weapon) at someone who is no enemy in a fight needs `confirmed` (the GM's tool is; a player's command
+    is refused, and told to say it in the story)."""
     if ch.hp == 0 or ch.dead:
         raise BadInput(f"{ch.name} is down and can use no feature.")
     r = features.resource(ch, name)
@@ -75,6 +80,8 @@ def use(ctx: ToolContext, ch: Character, name: str, target: str | None = None, a
         return features.flexible_casting(ch, slot, slots_for(ch.char_class, ch.level))
     if key == "Wild Shape":
         return _wild_shape(ch, r, option or target)
+    if key == "Breath Weapon":
+        return _breath(ctx, ch, r, _names(target), confirmed)
     if key == "Arcane Recovery":
         if ctx.state.combat.active:
             raise BadInput("Arcane Recovery comes with a short rest, not in the middle of a fight.")
@@ -83,7 +90,7 @@ def use(ctx: ToolContext, ch: Character, name: str, target: str | None = None, a
 
 
 # What each costs of a fight's turn (engine/rules/economy.py); Ki's Stunning Strike rides on a hit, costing nothing.
-COSTS: dict[str, economy.Cost] = {"Rage": "bonus action", "Second Wind": "bonus action", "Action Surge": "none",
+COSTS: dict[str, economy.Cost] = {"Breath Weapon": "action", "Rage": "bonus action", "Second Wind": "bonus action", "Action Surge": "none",
                                   "Lay on Hands": "action", "Channel Divinity": "action",
                                   "Bardic Inspiration": "bonus action", "Ki": "bonus action",
                                   "Sorcery Points": "bonus action", "Wild Shape": "action", "Arcane Recovery": "none"}
@@ -195,6 +202,36 @@ def _preserve_life(ctx: ToolContext, ch: Character, names: list[str], amount: in
     return f"{ch.name} channels divinity: Preserve Life ({given} of {pool} hit points). " + " ".join(lines)
 
 
+def _breath(ctx: ToolContext, ch: Character, r: features.Resource, names: list[str], confirmed: bool) -> str:
+    """A dragonborn's breath at the creatures named (the cone's, up to 12): each a Dexterity save against 8 + CON +
+    proficiency for half of one damage roll of the ancestry's element."""
+    if not names:
+        raise BadInput("Name who is in the cone (target=, commas between them).")
+    if len(names) > AREA_TARGETS:
+        raise BadInput(f"A 15-foot cone holds at most {AREA_TARGETS} creatures; {len(names)} were named.")
+    targets = [_one(ctx, n) for n in names]
+    if not confirmed:
+        try:
+            require_consent(ctx.state, ch, targets, "Breathe on")
+        except ConfirmAttack:
+            raise BadInput("Someone in the cone is no enemy: breathe on them in the story (/act), and the GM judges "
+                           "it.") from None
+    features.spend(ch, r)
+    species = species_of(ch)
+    element = species.resistances[0] if species is not None and species.resistances else "fire"
+    dc = 8 + ch.abilities.mod("constitution") + proficiency_bonus(ch.level)
+    hurt = roll(features.breath_dice(ch.level), ctx.rng)
+    lines = [f"{ch.name} breathes {element}: {hurt.expression} → {hurt.total}; Dexterity save DC {dc}."]
+    for t in targets:
+        saved = check(t, "dexterity", ctx.rng, save=True).roll if isinstance(t, Character) else \
+            creature_save_roll(t, "dexterity", ctx.rng)
+        success = saved.total >= dc
+        amount = max(0, hurt.total) // (2 if success else 1)
+        lines.append(f"{t.name}: {saved.expression} → {saved.total}, {'success, half' if success else 'failure, full'}"
+                     f" damage. " + _apply_hp(t, amount, "damage", rng=ctx.rng, damage_type=element))
+    return " ".join(lines)
+
+
 def _stunning_strike(ctx: ToolContext, ch: Character, target: str | None) -> str:
     if ch.level < 5:
         raise BadInput(f"Stunning Strike comes at monk 5th level; {ch.name} is level {ch.level}.")
@@ -204,8 +241,6 @@ def _stunning_strike(ctx: ToolContext, ch: Character, target: str | None) -> str
     features.spend(ch, features.resource(ch, "Ki"))
     dc = 8 + proficiency_bonus(ch.level) + ch.abilities.mod("wisdom")
     if isinstance(foe, Character):
-        from ..rules import check
-
         rolled = check(foe, "constitution", ctx.rng, save=True).roll
     else:
         rolled = creature_save_roll(foe, "constitution", ctx.rng)

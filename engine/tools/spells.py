@@ -253,7 +253,7 @@ def _saves(rng: random.Random, ch: Character, spell: Spell, slot: int | None, ta
     else:
         lines.append(f"{spell.save.capitalize()} save DC {dc}.")
     for target in targets:
-        saved = _save_roll(rng, target, spell.save, mode)
+        saved = _save_roll(rng, target, spell.save, mode, spell)
         success = saved.total >= dc
         if not success:
             failed.append(target)
@@ -277,10 +277,12 @@ def _saves(rng: random.Random, ch: Character, spell: Spell, slot: int | None, ta
     return lines + _drained(ch, spell, dealt)
 
 
-def _save_roll(rng: random.Random, target: Target, ability: str, mode: Mode) -> Roll:
+def _save_roll(rng: random.Random, target: Target, ability: str, mode: Mode, spell: Spell | None = None) -> Roll:
     """A character saves by their sheet; anyone else by their stat block (engine/rules/checks.creature_save_roll)."""
-    if isinstance(target, Character):
-        return check(target, ability, rng, mode, save=True).roll
+    if isinstance(target, Character):  # a spell is magic (a gnome's cunning); poison damage is poison (a dwarf's)
+        against = "poison" if spell is not None and spell.damage is not None and spell.damage.type == "poison" \
+            else "magic"
+        return check(target, ability, rng, mode, save=True, against=against).roll
     return creature_save_roll(target, ability, rng, mode)
 
 
