@@ -106,6 +106,8 @@ def _exhaust(target: Character | NPC | Participant, change: int) -> Told:
 
 
 def combatant_of(state: GameState, target: object) -> Participant | None:
+    """Someone's place in the fight going on: a character's by its player, an NPC's by its id (None: no fight, or
+    not in it)."""
     if not state.combat.active:
         return None
     if isinstance(target, Participant):

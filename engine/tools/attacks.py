@@ -20,6 +20,7 @@ from ..rules.damage import adjust as adjust_damage
 from ..rules.data import weapon as weapon_by_name
 from ..rules.equipment import carried_weapons
 from ..state import Character, Participant
+from .afflictions import combatant_of
 from .character import _change_items
 from .combat import creature_attack
 from .hitpoints import Target, _apply_hp, resolve_hp_target
@@ -260,9 +261,7 @@ def _spend_turn(ctx: ToolContext, ch: Character, turn: Participant | None, *, li
 
 def _turn_of(ctx: ToolContext, ch: Character) -> Participant | None:
     """The character's place in the fight going on (None: no fight, or not in it)."""
-    if not ctx.state.combat.active:
-        return None
-    return next((p for p in ctx.state.combat.order if p.faction == "player" and p.id == ch.owner_id), None)
+    return combatant_of(ctx.state, ch)
 
 
 def _can_sneak(ch: Character, attack_: Attack, turn: Participant | None) -> None:

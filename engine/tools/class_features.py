@@ -99,8 +99,7 @@ COSTS: dict[str, economy.Cost] = {"Breath Weapon": "action", "Rage": "bonus acti
 def _spend_turn(ctx: ToolContext, ch: Character, key: str, option: str | None) -> None:
     """In a fight, a feature is used on the character's own turn, at its cost; Action Surge gives one more action."""
     combat = ctx.state.combat
-    turn = next((p for p in combat.order if p.faction == "player" and p.id == ch.owner_id), None) \
-        if combat.active else None
+    turn = combatant_of(ctx.state, ch)
     if turn is None:
         return
     if combat.current() is not turn:

@@ -21,6 +21,7 @@ from ..rules.attacks import critical as doubled
 from ..rules.spells import Spell, ordinal
 from ..hostility import require_consent
 from ..state import Character
+from .afflictions import combatant_of
 from .hitpoints import Target, _apply_hp, resolve_hp_target
 from .registry import COMBAT, NARRATIVE, Args, Told, ToolContext, tool
 
@@ -123,8 +124,7 @@ def _spend_turn(ctx: ToolContext, ch: Character, spell: Spell) -> str:
     """The spell's place in a fight's turn (engine/rules/economy.py): its action, bonus action or reaction; on
     another's turn only a reaction spell (Shield). Outside a fight, or outside this one, nothing is counted."""
     combat = ctx.state.combat
-    turn = next((p for p in combat.order if p.faction == "player" and p.id == ch.owner_id), None) \
-        if combat.active else None
+    turn = combatant_of(ctx.state, ch)
     if turn is None:
         return ""
     cost = economy.spell_cost(spell.casting_time)
