@@ -251,6 +251,7 @@ class Effect(Model):
     melee_damage: int = Field(0, ge=0, le=10)  # added to the damage of Strength melee weapon hits (Rage)
     strength: bool = False  # advantage on Strength checks and saves (Rage)
     conscious: bool = False  # ends when its holder drops to 0 hit points (Rage)
+    reckless: bool = False  # advantage on its own Strength melee attacks (Reckless Attack)
 
 
 def utcnow() -> datetime:

@@ -369,3 +369,32 @@ def test_species_advantage_on_saves_against_poison_magic_fear_and_charm():
     state.characters["u3"] = dwarf
     told = call(ctx_for(state), '<saving_throw character="Bo" ability="constitution" dc="12" against="poison"/>')
     assert told.ok and "Dwarven Resilience" in told.observation
+
+
+def test_reckless_attack_gives_advantage_and_exposes_the_barbarian_until_its_next_turn():
+    state = new_state()
+    join(state, "u3", "Korg", "barbarian", 2)
+    with pytest.raises(BadInput, match="a barbarian's, from 2nd level"):
+        use(ctx_for(state), state.characters["u1"], "reckless attack")
+    fight(state, '{"name": "Ogre", "hp": 300, "ac": 5}')
+    turn_of(state, "Korg")
+    said = use(ctx_for(state, actor="u3"), state.find_character("Korg"), "reckless attack")
+    assert "advantage on its Strength melee attacks" in said and "attacks against it have advantage" in said
+    swung = weapon_attack(ctx_for(state, "combat"), state.find_character("Korg"), "greataxe", "Ogre")
+    assert "advantage: Reckless Attack" in swung and " adv →" in swung
+    hit_back = call(ctx_for(turn_of(state, "Ogre"), "combat"),
+                    '<attack attacker="Ogre" target="Korg" weapon="club" bonus="1" damage="1d4"/>').observation
+    assert "advantage: target Reckless Attack" in hit_back
+    ctx = ctx_for(state, "combat")
+    while state.combat.current().name != "Korg":
+        call(ctx, "<next_turn/>")
+    assert not state.find_character("Korg").effects  # its next turn began: the exposure is over
+
+
+def test_sorcery_points_from_a_slot_and_back():
+    state = new_state()
+    sorc = join(state, "u3", "Vex", "sorcerer", 3, used={"Sorcery Points": 3})
+    said = use(ctx_for(state, actor="u3"), sorc, "sorcery points", option="from slot", slot=2)
+    assert said == "Vex turns a level-2 slot into 2 sorcery points (2 points now)." and sorc.slots_spent == {2: 1}
+    with pytest.raises(BadInput, match="more sorcery points than their maximum"):
+        use(ctx_for(state, actor="u3"), sorc, "sorcery points", option="from slot", slot=2)

@@ -273,3 +273,12 @@ def test_a_class_feature_named_suggests_using_it_and_a_shove_the_contest(state):
     assert any(s.tool == "grapple" and s.args == {"kind": "shove"} for s in shoved)
     held = suggest(state, "I grapple the thug and pin him down.", N, actor_id="u1")
     assert any(s.tool == "grapple" and s.args == {"kind": "grapple"} for s in held)
+
+
+def test_reckless_attack_is_suggested_to_a_barbarian_only(state):
+    from engine.characters import make_character
+
+    state.characters["u3"] = make_character("u3", "Korg", "barbarian", 2)
+    told = suggest(state, "I swing recklessly at the ogre.", C, actor_id="u3")
+    assert any(s.tool == "use_feature" and s.args.get("feature") == "Reckless Attack" for s in told)
+    assert not any(s.tool == "use_feature" for s in suggest(state, "I swing recklessly at the ogre.", C, actor_id="u1"))

@@ -99,6 +99,7 @@ def describe(e: Effect) -> str:
     parts += [f"+{e.melee_damage} Strength melee damage"] if e.melee_damage else []
     parts += [f"resists {', '.join(e.resist)}"] if e.resist else []
     parts += ["advantage on Strength checks and saves"] if e.strength else []
+    parts += ["advantage on its Strength melee attacks"] if e.reckless else []
     if e.repeat and e.dc:
         parts.append(f"a DC {e.dc} {e.repeat} save at the end of each of its turns ends it")
     if e.single:
@@ -151,6 +152,11 @@ def melee_damage(holder: object) -> tuple[int, str]:
     """What the holder's effects add to a Strength melee weapon's damage (Rage), and which."""
     found = [(e.melee_damage, e.spell) for e in _effects(holder) if e.melee_damage]
     return sum(n for n, _ in found), ", ".join(name for _, name in found)
+
+
+def own_advantage(holder: object, strength_melee: bool) -> list[str]:
+    """The holder's effects that give its own attack advantage (Reckless Attack: Strength melee attacks)."""
+    return [e.spell for e in _effects(holder) if e.reckless and strength_melee]
 
 
 def against(target: object) -> tuple[list[str], list[str]]:
@@ -330,5 +336,5 @@ def used_once(effect: Effect, state: GameState) -> list[str]:
 
 
 __all__ = ["Grant", "after_fight", "after_rest", "against", "armour", "check_advantage", "melee_damage", "resistances", "describe", "end_spell", "make",
-           "minutes", "put", "riders", "roll_terms", "save_advantage", "settle", "speed", "start_of_turn", "take_off", "target_ac",
+           "minutes", "own_advantage", "put", "riders", "roll_terms", "save_advantage", "settle", "speed", "start_of_turn", "take_off", "target_ac",
            "used_once"]

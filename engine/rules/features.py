@@ -257,6 +257,29 @@ def rage(ch: Character, heavy_armour: bool) -> str:
     return f"{ch.name} rages: {effects.describe(effect)} ({left})."
 
 
+def reckless(ch: Character) -> str:
+    """Reckless Attack (barbarian 2nd): advantage on Strength melee attacks this turn, and attacks against the
+    barbarian have advantage until its next turn begins (an effect of one of its own rounds)."""
+    if ch.char_class != "barbarian" or ch.level < 2:
+        raise BadInput(f"{ch.name} has no Reckless Attack: it is a barbarian's, from 2nd level.")
+    effect = Effect(spell="Reckless Attack", caster=ch.name, minutes=0, rounds=1, reckless=True, exposed=True)
+    effects.put(ch, effect)
+    return f"{ch.name} attacks recklessly: {effects.describe(effect)}, until their next turn."
+
+
+def slot_to_points(ch: Character, slot: int, table: dict[int, int]) -> str:
+    """Font of Magic the other way: an unspent slot (of `table`, the class's slots at its level) into as many sorcery
+    points as its level, never above the maximum."""
+    r = resource(ch, "Sorcery Points")
+    if ch.slots_spent.get(slot, 0) >= table.get(slot, 0):
+        raise BadInput(f"{ch.name} has no level-{slot} slot left to turn into sorcery points.")
+    if ch.used.get(r.name, 0) < slot:
+        raise BadInput(f"{ch.name} would have more sorcery points than their maximum ({r.uses(ch)}).")
+    ch.slots_spent[slot] = ch.slots_spent.get(slot, 0) + 1
+    ch.used[r.name] -= slot
+    return f"{ch.name} turns a level-{slot} slot into {slot} sorcery points ({r.left(ch)} points now)."
+
+
 def second_wind(ch: Character, rng: random.Random) -> tuple[str, int]:
     spend(ch, resource(ch, "Second Wind"))
     healed = roll(f"1d10+{ch.level}", rng)
@@ -338,5 +361,5 @@ def arcane_recovery(ch: Character) -> str:
 
 __all__ = ["RESOURCES", "Resource", "action_surge", "arcane_recovery", "breath_dice", "brutal_dice", "crit_range", "evasion",
            "extra_speed", "flexible_casting", "half_proficiency", "healing_bonus", "inspire", "ki", "lines",
-           "rage", "rage_damage", "recover", "resource", "resources", "sacred_weapon", "save_advantage", "save_bonus",
+           "rage", "rage_damage", "reckless", "recover", "slot_to_points", "resource", "resources", "sacred_weapon", "save_advantage", "save_bonus",
            "second_wind", "sneak_dice", "spend"]

@@ -20,6 +20,7 @@ _FEATURE_WORDS: dict[str, tuple[str, str | None]] = {
     "step of the wind": ("Ki", "step of the wind"), "stunning strike": ("Ki", "stunning strike"),
     "wild shape": ("Wild Shape", None), "arcane recovery": ("Arcane Recovery", None),
     "sorcery points": ("Sorcery Points", None), "font of magic": ("Sorcery Points", None),
+    "reckless attack": ("Reckless Attack", None), "recklessly": ("Reckless Attack", None),
 }
 _FEATURE = re.compile(r"\b(" + "|".join(sorted(map(re.escape, _FEATURE_WORDS), key=len, reverse=True)) + r")\b")
 _FIRST = frozenset(w.split()[0] for w in _FEATURE_WORDS)  # a message without one of these names no feature
@@ -33,7 +34,8 @@ def class_feature(s: Situation) -> list[Suggestion]:
     ch = s.state.characters.get(s.actor_id or "")
     if ch is None or _FIRST.isdisjoint(s.reading.token_set):  # (cheap tests first: most messages name none)
         return []
-    mine = {r.name for r in features.resources(ch)}
+    mine = {r.name for r in features.resources(ch)} | ({"Reckless Attack"} if ch.char_class == "barbarian"
+                                                        and ch.level >= 2 else set())
     for found in _FEATURE.finditer(s.reading.raw.lower()):
         name, option = _FEATURE_WORDS[found.group(1)]
         if name in mine:

@@ -173,6 +173,7 @@ def weapon_attack(ctx: ToolContext, ch: Character, weapon: str, target: str | No
             attack_ = dc_replace(attack_, damage=f"{attack_.damage}+{raging}")
     terms, spells = effects.roll_terms(ch, "attack")
     adv, dis = effects.against(foe) if foe is not None else ([], [])
+    adv = adv + effects.own_advantage(ch, melee and attack_.ability == "strength")  # Reckless Attack
     mode, why = conditions.attack_mode(mode, ch.conditions, foe.conditions if foe is not None else [], melee,
                                        (["heavy weapon in Small hands"] if too_heavy(ch, w) else []) + dis, adv)
     ac, ac_why = effects.target_ac(foe) if foe is not None else (None, "")

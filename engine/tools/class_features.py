@@ -51,6 +51,9 @@ def use(ctx: ToolContext, ch: Character, name: str, target: str | None = None, a
     is refused, and told to say it in the story)."""
     if ch.hp == 0 or ch.dead:
         raise BadInput(f"{ch.name} is down and can use no feature.")
+    if " ".join(name.lower().split()) in ("reckless attack", "reckless"):  # spends nothing: declared on an attack
+        _spend_turn(ctx, ch, "Reckless Attack", None)
+        return features.reckless(ch)
     r = features.resource(ch, name)
     key = r.name
     _spend_turn(ctx, ch, key, option)
@@ -76,8 +79,12 @@ def use(ctx: ToolContext, ch: Character, name: str, target: str | None = None, a
         return features.ki(ch, option or "")
     if key == "Sorcery Points":
         if slot is None:
-            raise BadInput("Say which slot the sorcery points make (slot=1..5).")
-        return features.flexible_casting(ch, slot, slots_for(ch.char_class, ch.level))
+            raise BadInput("Say which slot the sorcery points make (slot=1..5), or which slot becomes points "
+                           "(option=from slot, slot=N).")
+        table = slots_for(ch.char_class, ch.level)
+        if " ".join((option or "").lower().split()) in ("from slot", "points", "slot to points"):
+            return features.slot_to_points(ch, slot, table)
+        return features.flexible_casting(ch, slot, table)
     if key == "Wild Shape":
         return _wild_shape(ch, r, option or target)
     if key == "Breath Weapon":
@@ -90,7 +97,7 @@ def use(ctx: ToolContext, ch: Character, name: str, target: str | None = None, a
 
 
 # What each costs of a fight's turn (engine/rules/economy.py); Ki's Stunning Strike rides on a hit, costing nothing.
-COSTS: dict[str, economy.Cost] = {"Breath Weapon": "action", "Rage": "bonus action", "Second Wind": "bonus action", "Action Surge": "none",
+COSTS: dict[str, economy.Cost] = {"Breath Weapon": "action", "Rage": "bonus action", "Reckless Attack": "none", "Second Wind": "bonus action", "Action Surge": "none",
                                   "Lay on Hands": "action", "Channel Divinity": "action",
                                   "Bardic Inspiration": "bonus action", "Ki": "bonus action",
                                   "Sorcery Points": "bonus action", "Wild Shape": "action", "Arcane Recovery": "none"}
