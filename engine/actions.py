@@ -182,9 +182,19 @@ class PlayerActions(Core):
         session = await self.session(channel_id)
         character = session.state.own_character(owner_id)
         in_party(session.state, character)
+        if any(e.single for e in character.effects):
+            # A roll that spends something (Bardic Inspiration, Guidance) changes the game: it is written with it.
+            def change(session: Session, lines: list[Message]) -> tuple[str, rules.Check]:
+                ch = session.state.own_character(owner_id)
+                rolled = rules.check(ch, what, self.deps.rng, mode, save=save)
+                lines.append(Message(channel_id=channel_id, author_id=owner_id, author_name=author_name,
+                                     agent=AgentType.PLAYER, text=_roll_line(ch.name, rolled),
+                                     witnesses=list(session.state.party.npc_ids)))
+                return ch.name, rolled
+
+            return await self._write(channel_id, change)
         result = rules.check(character, what, self.deps.rng, mode, save=save)
-        article = "an" if result.label[0] in "AEIOU" else "a"
-        await self.record_roll(channel_id, owner_id, author_name, result.roll, f"{article} {result.label}")
+        await self.record_roll(channel_id, owner_id, author_name, result.roll, _article(result.label))
         return character.name, result
 
     async def player_attack(self, channel_id: str, owner_id: str, author_name: str, weapon: str,
@@ -294,6 +304,16 @@ class PlayerActions(Core):
                        text=text, witnesses=list(session.state.party.npc_ids))
         await self.deps.store.add_messages(session.id, [line])
         return character.name
+
+
+def _article(label: str) -> str:
+    """"a Stealth check", "an Intelligence saving throw"."""
+    return f"{'an' if label[0] in 'AEIOU' else 'a'} {label}"
+
+
+def _roll_line(name: str, result: rules.Check) -> str:
+    """A player's own check in the story, as record_roll writes one."""
+    return f"{name} rolls {result.roll.describe()} for {_article(result.label)}."
 
 
 def _reaction_spell(ch: Character, spell: str) -> bool:

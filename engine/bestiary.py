@@ -286,6 +286,12 @@ def monster(name: str) -> Monster:
     raise BadInput(f"There is no SRD creature called '{name}'.{hint}")
 
 
+def type_of(name: str | None) -> str | None:
+    """The type ("undead", "fiend", "beast") of the SRD creature of that name, or None (no name, or none such)."""
+    found = find(name) if name else None
+    return found.type if found is not None else None
+
+
 def nearest(name: str, n: int = 3) -> list[str]:
     table = bestiary()
     keys = difflib.get_close_matches(slug(name), list(_names()), n=n * 2, cutoff=0.6)

@@ -92,8 +92,7 @@ class Participant(Model):
     cr: str | None = None  # an enemy's challenge rating: the XP defeating it is worth
     defences: Defences | None = None  # an enemy's resistances, immunities and vulnerabilities
     saves: dict[Ability, int] = Field(default_factory=dict)  # an enemy's proficient saving throws
-    kind: str | None = Field(None, max_length=40)  # an SRD creature's type ("undead", "fiend"): Divine Smite reads it
-    monster: str | None = Field(None, max_length=60)  # the SRD creature it was made from: its size and skills
+    monster: str | None = Field(None, max_length=60)  # the SRD creature it was made from: its type, size and skills
     acted: list[str] = Field(default_factory=list)  # what it has done this turn that comes once a turn (Sneak Attack)
 
 

@@ -41,6 +41,17 @@ def effect(spell: str, caster_name: str, **grant):
     return effects.make(s.name, caster_name, s.duration, s.concentration, s.grants.model_copy(update=grant))
 
 
+def cleric_facing_a_bandit(spell: str):
+    """A maker of fresh games: Iri, a 3rd-level cleric who knows `spell`, on her turn in a fight with a bandit."""
+    def game() -> GameState:
+        state = new_state()
+        caster(state, "u3", "Iri", "cleric", 3, [spell])
+        fight(state, ("Bandit", 11, 12))
+        return turn_of(state, "Iri")
+
+    return game
+
+
 def cast_until(make_state, who: str, spell: str, target: str, wanted: str):
     """Cast on fresh games with one seed after another until the text shows `wanted` (a failed save, say)."""
     for seed in range(200):
@@ -91,12 +102,7 @@ def test_bless_adds_a_d4_to_attacks_and_saves_and_a_second_casting_replaces_the_
 
 
 def test_bane_on_a_failed_save_takes_a_d4_from_a_creatures_attacks_and_saves():
-    def game():
-        state = new_state()
-        caster(state, "u3", "Iri", "cleric", 3, ["Bane"])
-        fight(state, ("Bandit", 11, 12))
-        return turn_of(state, "Iri")
-
+    game = cleric_facing_a_bandit("Bane")
     state, told = cast_until(game, "Iri", "bane", "Bandit", "failure")
     bandit = foe(state, "Bandit")
     assert [e.spell for e in bandit.effects] == ["Bane"]
@@ -190,12 +196,7 @@ def test_divine_favor_on_every_weapon_hit_and_branding_smite_on_the_next_one_onl
 
 
 def test_hold_person_paralyses_until_a_save_at_the_end_of_its_turn_or_until_concentration_breaks():
-    def game():
-        state = new_state()
-        caster(state, "u3", "Iri", "cleric", 3, ["Hold Person"])
-        fight(state, ("Bandit", 11, 12))
-        return turn_of(state, "Iri")
-
+    game = cleric_facing_a_bandit("Hold Person")
     state, told = cast_until(game, "Iri", "hold person", "Bandit", "failure")
     bandit = foe(state, "Bandit")
     assert "paralyzed" in bandit.conditions and bandit.effects[0].repeat == "wisdom"

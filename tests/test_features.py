@@ -398,3 +398,17 @@ def test_sorcery_points_from_a_slot_and_back():
     assert said == "Vex turns a level-2 slot into 2 sorcery points (2 points now)." and sorc.slots_spent == {2: 1}
     with pytest.raises(BadInput, match="more sorcery points than their maximum"):
         use(ctx_for(state, actor="u3"), sorc, "sorcery points", option="from slot", slot=2)
+
+
+async def test_a_players_own_check_spends_an_inspiration_and_the_game_keeps_that(table):
+    await table.engine.create_character(CHANNEL, "u3", "Lark", "bard")
+    await table.engine.use_feature(CHANNEL, "u3", "l", "bardic inspiration", "Aria")
+    assert [e.spell for e in (await table.state()).characters["u1"].effects] == ["Bardic Inspiration"]
+    name, first = await table.engine.player_check(CHANNEL, "u1", "al", "athletics")
+    assert name == "Aria" and first.roll.expression.endswith("+1d6") and "Bardic Inspiration +1d6" in first.label
+    assert not (await table.state()).characters["u1"].effects  # spent, and written
+    session = await table.engine.session(CHANNEL)
+    said = (await table.store.messages(session.id))[-1].text
+    assert said.startswith("Aria rolls 1d20+") and "for an Athletics check (" in said
+    _, second = await table.engine.player_check(CHANNEL, "u1", "al", "athletics")
+    assert "+1d6" not in second.roll.expression

@@ -8,6 +8,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from .. import bestiary
 from ..basics import DAMAGE_DICE, DamageType, Effect
 from ..dice import Roll, roll as roll_dice
 from ..errors import BadInput, ToolError
@@ -208,7 +209,7 @@ def weapon_attack(ctx: ToolContext, ch: Character, weapon: str, target: str | No
         extra.append((features.sneak_dice(ch) or "1d6", w.type, "Sneak Attack"))
     if smite is not None:
         slots.spend(ch, smite)
-        kind_of = getattr(foe, "kind", None) or ""
+        kind_of = bestiary.type_of(getattr(foe, "monster", None)) or ""
         dice = min(5, 1 + smite) + (1 if kind_of in ("undead", "fiend") else 0)
         extra.append((f"{dice}d8", "radiant", f"Divine Smite, level-{smite} slot" + (f", {kind_of}" if dice > min(5, 1 + smite) else "")))
     if extra:

@@ -167,7 +167,7 @@ def _turn_undead(ctx: ToolContext, ch: Character, names: list[str]) -> str:
     if not names:
         raise BadInput("Name the undead to turn (target=, commas between them).")
     foes = [_one(ctx, n) for n in names]
-    living = [f.name for f in foes if not (isinstance(f, Participant) and f.kind == "undead")]
+    living = [f.name for f in foes if not (isinstance(f, Participant) and bestiary.type_of(f.monster) == "undead")]
     if living:
         raise BadInput(f"Turn Undead works on undead only; {', '.join(living)} {'is' if len(living) == 1 else 'are'} "
                        "not (as far as the engine knows).")

@@ -6,7 +6,6 @@ from typing import NamedTuple
 
 from pydantic import Field
 
-from .. import bestiary
 from ..errors import ToolError
 from ..shops import hand_out
 from ..basics import XP_BY_CR, Abilities, Attack, slug
@@ -96,7 +95,7 @@ def start_combat(ctx: ToolContext, args: StartCombatArgs) -> str:
                                      hp=template.hp, max_hp=template.hp, attacks=template.attacks,
                                      actions=template.actions, abilities=template.abilities, cr=template.cr,
                                      defences=template.defences, saves=template.saves,
-                                     kind=_kind(template.monster), monster=template.monster))
+                                     monster=template.monster))
     for npc in foes:  # an NPC who fights keeps its own sheet: its hit points and stat block are the NPC's
         taken.add(npc.id)
         order.append(Participant(id=npc.id, name=npc.name, faction="enemy", ac=npc.ac, cr=npc.cr,
@@ -176,12 +175,6 @@ class Row(NamedTuple):
     max_hp: int
     ac: int  # as attacks meet it now: with Shield, Shield of Faith, Mage Armor, …
     spells: list[str]  # the spells on them that change their numbers
-
-
-def _kind(monster: str | None) -> str | None:
-    """The SRD creature's type ("undead"), when the enemy was made from one."""
-    found = bestiary.find(monster) if monster else None
-    return found.type if found is not None else None
 
 
 def tracker_rows(state: GameState) -> list[Row]:
